@@ -1,0 +1,1 @@
+"""ROS-free core: frame window, sampling, task monitor, metrics. Imports no rclpy."""

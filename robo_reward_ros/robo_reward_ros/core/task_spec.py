@@ -1,0 +1,80 @@
+"""A task as the node and the offline tools see it: ordered stages with optional limits.
+
+Validation lives here, not in the ROS shell, so a bad task is refused with the same message
+whether it came from a topic, a service, a parameter or a bag.
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import List, Optional, Sequence
+
+
+@dataclasses.dataclass(frozen=True)
+class Stage:
+    """One instruction to score; ``None`` limits mean "use the node's default"."""
+
+    instruction: str
+    timeout_sec: Optional[float] = None
+    success_threshold: Optional[float] = None
+
+
+@dataclasses.dataclass(frozen=True)
+class TaskSpec:
+    stages: tuple
+    episode_timeout_sec: Optional[float] = None
+
+    @property
+    def stage_count(self) -> int:
+        return len(self.stages)
+
+
+class InvalidTaskError(ValueError):
+    """The task cannot be run; the message says which part and why."""
+
+
+def build_task(
+    instructions: Sequence[str],
+    stage_timeouts_sec: Optional[Sequence[float]] = None,
+    success_thresholds: Optional[Sequence[float]] = None,
+    episode_timeout_sec: Optional[float] = None,
+) -> TaskSpec:
+    """Make a validated task; zero (or absent) limits mean "node default", as in TaskSpec.msg."""
+    if len(instructions) == 0:
+        raise InvalidTaskError("a task needs at least one stage; got zero stages")
+    stages: List[Stage] = []
+    for index, raw in enumerate(instructions):
+        text = _check_instruction(index, raw)
+        timeout = _optional_positive(
+            stage_timeouts_sec[index] if stage_timeouts_sec else 0.0,
+            f"stage {index} timeout_sec")
+        threshold = _optional_positive(
+            success_thresholds[index] if success_thresholds else 0.0,
+            f"stage {index} success_threshold")
+        if threshold is not None and threshold > 1.0:
+            raise InvalidTaskError(
+                f"stage {index} success_threshold must be in (0, 1], got {threshold}")
+        stages.append(Stage(text, timeout, threshold))
+    return TaskSpec(tuple(stages), _optional_positive(episode_timeout_sec or 0.0,
+                                                      "episode_timeout_sec"))
+
+
+def _check_instruction(index: int, raw) -> str:
+    if isinstance(raw, bytes):
+        try:
+            raw = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise InvalidTaskError(f"stage {index} instruction is not valid UTF-8: {exc}") from exc
+    if not isinstance(raw, str):
+        raise InvalidTaskError(f"stage {index} instruction must be text, got {type(raw).__name__}")
+    text = raw.strip()
+    if not text:
+        raise InvalidTaskError(f"stage {index} has an empty instruction")
+    return text
+
+
+def _optional_positive(value: float, what: str) -> Optional[float]:
+    value = float(value)
+    if math.isnan(value) or value < 0.0 or math.isinf(value):
+        raise InvalidTaskError(f"{what} must be a finite number >= 0 (0 = default), got {value}")
+    return value if value > 0.0 else None

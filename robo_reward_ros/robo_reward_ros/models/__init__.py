@@ -1,0 +1,1 @@
+"""ROS-free reward model backends (Robometer, RoboReward, TOPReward). Imports no rclpy."""

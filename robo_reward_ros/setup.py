@@ -1,0 +1,31 @@
+"""ament_python build of robo_reward_ros: the Python package, launch and config files."""
+from glob import glob
+
+from setuptools import find_packages, setup
+
+PACKAGE = "robo_reward_ros"
+
+setup(
+    name=PACKAGE,
+    version="0.1.0",
+    packages=find_packages(exclude=["test", "test.*"]),
+    data_files=[
+        ("share/ament_index/resource_index/packages", [f"resource/{PACKAGE}"]),
+        (f"share/{PACKAGE}", ["package.xml"]),
+        (f"share/{PACKAGE}/launch", glob("launch/*.launch.py")),
+        (f"share/{PACKAGE}/config", glob("config/*.yaml")),
+    ],
+    install_requires=["setuptools"],
+    zip_safe=True,
+    maintainer="robo_reward_ros maintainers",
+    maintainer_email="maintainers@robo-reward-ros.invalid",
+    description="A vision-language reward model on a ROS 2 robot.",
+    license="Apache-2.0",
+    python_requires=">=3.10",
+    entry_points={
+        "console_scripts": [
+            "reward_node = robo_reward_ros.reward_node:main",
+            "synthetic_camera = robo_reward_ros.synthetic_camera:main",
+        ],
+    },
+)
