@@ -6,5 +6,5 @@ export VIRTUAL_ENV="$_robo_reward_venv"
 export PATH="$_robo_reward_venv/bin:$_robo_reward_venv/lib/robo_reward_ros:$PATH"
 export AMENT_PREFIX_PATH="$_robo_reward_venv${AMENT_PREFIX_PATH:+:$AMENT_PREFIX_PATH}"
 export ROS_AUTOMATIC_DISCOVERY_RANGE=${ROS_AUTOMATIC_DISCOVERY_RANGE:-LOCALHOST}
-export ROS_LOG_DIR=${ROS_LOG_DIR:-$_robo_reward_root/log/ros}
+export ROS_LOG_DIR=${ROS_LOG_DIR:-$_robo_reward_venv/colcon/ros-log}
 unset _robo_reward_root _robo_reward_venv

@@ -3,7 +3,6 @@
 # Extra arguments go to the demo (see: scripts/run_demo.sh --help).
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-mkdir -p "$root/log"
 bash "$root/scripts/setup.sh"
 . "$root/scripts/env.sh"
 exec python -m robo_reward_ros.demo "$@"

@@ -3,7 +3,6 @@
 # Extra arguments go to pytest (e.g. scripts/run_tests.sh -k messages -x).
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-mkdir -p "$root/log"
 bash "$root/scripts/setup.sh"
 . "$root/scripts/env.sh"
 cd "$root"

@@ -37,12 +37,15 @@ fi
 export VIRTUAL_ENV="$venv" PATH="$venv/bin:$PATH"
 export AMENT_PREFIX_PATH="$venv" CMAKE_PREFIX_PATH="$venv"
 cd "$root"
-mkdir -p "$root/log"
+# Build and log trees live with the venv they install into, so several venvs (say, one per
+# Python version) never share a CMake cache.
+work="$venv/colcon"
+mkdir -p "$work"
 echo "setup: colcon build (install base $venv)"
-colcon --log-base "$root/log" build --merge-install --install-base "$venv" \
-  --build-base "$root/build" --base-paths "$root" \
+colcon --log-base "$work/log" build --merge-install --install-base "$venv" \
+  --build-base "$work/build" --base-paths "$root" \
   --event-handlers console_cohesion+ summary+ status- \
   --cmake-args -DCMAKE_PROJECT_INCLUDE="$root/cmake/fix_ros_wheel_python_includes.cmake" \
   -DPython3_EXECUTABLE="$venv/bin/python" -DBUILD_TESTING=OFF \
-  > "$root/log/colcon-build.txt" 2>&1 || { cat "$root/log/colcon-build.txt"; exit 1; }
-grep -E '^(Finished|Failed|Summary)' "$root/log/colcon-build.txt" || true
+  > "$work/build.txt" 2>&1 || { cat "$work/build.txt"; exit 1; }
+grep -E '^(Finished|Failed|Summary)' "$work/build.txt" || true

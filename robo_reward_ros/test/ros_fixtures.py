@@ -1,0 +1,114 @@
+"""Fixtures for tests that use real rclpy: a context per test, processes for the other side,
+and waiting on the ROS graph or on data instead of sleeping."""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from typing import Callable, List, Optional
+
+import pytest
+
+TEST_DIR = os.path.dirname(os.path.abspath(__file__))
+PACKAGE_ROOT = os.path.dirname(TEST_DIR)
+DISCOVERY_TIMEOUT_SEC = 20.0
+
+
+def installed_prefix() -> str:
+    """Install prefix of the built robo_reward_ros (the colcon install base)."""
+    from ament_index_python.packages import PackageNotFoundError, get_package_prefix
+    try:
+        return get_package_prefix("robo_reward_ros")
+    except (PackageNotFoundError, KeyError) as exc:
+        pytest.fail(f"robo_reward_ros is not built/installed ({exc}); run scripts/setup.sh "
+                    "and set AMENT_PREFIX_PATH (scripts/env.sh does)")
+
+
+def installed_executable(name: str) -> str:
+    path = os.path.join(installed_prefix(), "lib", "robo_reward_ros", name)
+    assert os.access(path, os.X_OK), f"{path} is not installed"
+    return path
+
+
+class RosProcess:
+    """A child process whose output goes to a file, so a failing test can show it."""
+
+    def __init__(self, argv: List[str], log_path: str) -> None:
+        self.argv = argv
+        self.log_path = log_path
+        self._log = open(log_path, "wb")
+        self.popen = subprocess.Popen(argv, stdout=self._log, stderr=subprocess.STDOUT)
+
+    def output(self) -> str:
+        with open(self.log_path, "rb") as handle:
+            return handle.read().decode("utf-8", "replace")
+
+    def interrupt(self, timeout: float = 15.0) -> int:
+        """SIGINT, as Ctrl-C or ros2 launch would send; returns the exit code."""
+        if self.popen.poll() is None:
+            self.popen.send_signal(signal.SIGINT)
+        try:
+            return self.popen.wait(timeout=timeout)
+        finally:
+            self._log.close()
+
+    def kill(self) -> None:
+        if self.popen.poll() is None:
+            self.popen.kill()
+            self.popen.wait()
+        self._log.close()
+
+
+@pytest.fixture
+def spawn(tmp_path):
+    """Start a process (installed executable or python script); all are stopped at teardown."""
+    started: List[RosProcess] = []
+
+    def _spawn(argv: List[str], name: Optional[str] = None) -> RosProcess:
+        log = tmp_path / f"{name or os.path.basename(argv[0])}-{len(started)}.log"
+        process = RosProcess(argv, str(log))
+        started.append(process)
+        return process
+
+    yield _spawn
+    for process in started:
+        process.kill()
+
+
+@pytest.fixture
+def ros_node(request):
+    """An rclpy node in its own context, shut down after the test."""
+    import rclpy
+    context = rclpy.Context()
+    rclpy.init(context=context)
+    node = rclpy.create_node(f"test_{request.node.name[:40].replace('[', '_').replace(']', '_').replace('-', '_')}",
+                             context=context)
+    executor = rclpy.executors.SingleThreadedExecutor(context=context)
+    executor.add_node(node)
+    node.test_executor = executor
+    yield node
+    executor.shutdown()
+    node.destroy_node()
+    rclpy.shutdown(context=context)
+
+
+def spin_until(node, condition: Callable[[], bool], timeout: float = DISCOVERY_TIMEOUT_SEC,
+               what: str = "condition", processes: Optional[List[RosProcess]] = None) -> None:
+    """Spin the node's executor until the condition holds; fail with context on timeout."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if condition():
+            return
+        for process in processes or []:
+            if process.popen.poll() is not None:
+                pytest.fail(f"{process.argv[0]} exited with {process.popen.returncode} while "
+                            f"waiting for {what}:\n{process.output()}")
+        node.test_executor.spin_once(timeout_sec=0.05)
+    details = "".join(f"\n--- {p.argv[0]} ---\n{p.output()}" for p in processes or [])
+    pytest.fail(f"timed out after {timeout:.0f} s waiting for {what}{details}")
+
+
+def python_script(name: str) -> List[str]:
+    return [sys.executable, os.path.join(TEST_DIR, name)]

@@ -1,0 +1,43 @@
+"""The code must run on Python 3.10 (Humble, Jetson) through 3.12: every file of the package,
+its tests, launch file and benchmarks must at least compile under the oldest and newest."""
+import glob
+import os
+import shutil
+import subprocess
+
+import pytest
+
+from ros_fixtures import PACKAGE_ROOT
+
+REPO_ROOT = os.path.dirname(PACKAGE_ROOT)
+
+
+def _interpreter(version: str):
+    candidates = [shutil.which(f"python{version}")]
+    candidates += sorted(glob.glob(os.path.expanduser(f"~/.pyenv/versions/{version}.*/bin/python{version}")))
+    for candidate in filter(None, candidates):
+        probe = subprocess.run([candidate, "-c", "import sys; print(sys.version_info[:2])"],
+                               capture_output=True, text=True)
+        if probe.returncode == 0 and probe.stdout.strip() == str(tuple(map(int, version.split(".")))):
+            return candidate
+    return None
+
+
+def _sources():
+    files = glob.glob(os.path.join(PACKAGE_ROOT, "**", "*.py"), recursive=True)
+    files += glob.glob(os.path.join(REPO_ROOT, "bench", "**", "*.py"), recursive=True)
+    return sorted(files)
+
+
+@pytest.mark.parametrize("version", ["3.10", "3.12"])
+def test_sources_compile(version, tmp_path):
+    python = _interpreter(version)
+    if python is None:
+        pytest.skip(f"no Python {version} interpreter on this machine")
+    script = ("import py_compile, sys\n"
+              "for path in sys.argv[1:]:\n"
+              "    py_compile.compile(path, cfile=sys.argv[0] + '.pyc', doraise=True)\n")
+    check = tmp_path / "check.py"
+    check.write_text(script)
+    result = subprocess.run([python, str(check)] + _sources(), capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr

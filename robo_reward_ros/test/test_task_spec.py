@@ -1,0 +1,40 @@
+"""Task validation: the same refusal whether a task comes from a topic, a service or a bag."""
+import math
+
+import pytest
+
+from robo_reward_ros.core.task_spec import InvalidTaskError, build_task
+
+
+def test_one_stage_task_with_defaults():
+    task = build_task(["  pick up the cup "])
+    assert task.stage_count == 1
+    assert task.stages[0].instruction == "pick up the cup"
+    assert task.stages[0].timeout_sec is None and task.stages[0].success_threshold is None
+    assert task.episode_timeout_sec is None
+
+
+def test_limits_zero_means_default_and_values_are_kept():
+    task = build_task(["open the drawer", "put the cup in it"], [0.0, 30.0], [0.7, 0.0], 90.0)
+    assert [s.timeout_sec for s in task.stages] == [None, 30.0]
+    assert [s.success_threshold for s in task.stages] == [0.7, None]
+    assert task.episode_timeout_sec == 90.0
+
+
+@pytest.mark.parametrize("instructions, kwargs, message", [
+    ([], {}, "at least one stage"),
+    (["ok", " \t\n"], {}, "stage 1 has an empty instruction"),
+    ([b"\xff\xfe bad"], {}, "stage 0 instruction is not valid UTF-8"),
+    (["ok"], {"stage_timeouts_sec": [-1.0]}, "stage 0 timeout_sec must be a finite number"),
+    (["ok"], {"success_thresholds": [1.5]}, "stage 0 success_threshold must be in (0, 1]"),
+    (["ok"], {"success_thresholds": [math.nan]}, "stage 0 success_threshold must be a finite"),
+    (["ok"], {"episode_timeout_sec": math.inf}, "episode_timeout_sec must be a finite"),
+])
+def test_bad_tasks_are_refused_with_the_reason(instructions, kwargs, message):
+    with pytest.raises(InvalidTaskError) as error:
+        build_task(instructions, **kwargs)
+    assert message in str(error.value)
+
+
+def test_utf8_bytes_are_accepted():
+    assert build_task(["öffne die Schublade".encode()]).stages[0].instruction == "öffne die Schublade"
