@@ -1,0 +1,61 @@
+"""Runs a step at a fixed rate on its own thread, so the ROS executor never waits for a model.
+
+Latest wins by construction: each step reads the newest window when it starts; nothing is
+queued, so a model slower than the camera lowers the estimate rate to 1 / step time and never
+grows a backlog.
+"""
+from __future__ import annotations
+
+import threading
+import time
+from typing import Callable, Optional
+
+
+class PeriodicWorker:
+    def __init__(self, rate_hz: float, step: Callable[[], None],
+                 on_error: Callable[[BaseException], None], name: str = "reward-inference") -> None:
+        if not rate_hz > 0.0:
+            raise ValueError(f"rate_hz must be > 0, got {rate_hz}")
+        self.period_sec = 1.0 / rate_hz
+        self._step = step
+        self._on_error = on_error
+        self._name = name
+        self._stop = threading.Event()
+        self._thread: Optional[threading.Thread] = None
+        self.steps = 0
+        self.overruns = 0  # steps that took longer than the period
+
+    def start(self) -> None:
+        if self._thread is not None and self._thread.is_alive():
+            return
+        self._stop.clear()
+        self._thread = threading.Thread(target=self._run, name=self._name, daemon=True)
+        self._thread.start()
+
+    def stop(self, timeout: float = 30.0) -> bool:
+        """Ask the loop to end and wait for the running step; False if it did not end in time."""
+        self._stop.set()
+        thread, self._thread = self._thread, None
+        if thread is None:
+            return True
+        thread.join(timeout)
+        return not thread.is_alive()
+
+    @property
+    def running(self) -> bool:
+        return self._thread is not None and self._thread.is_alive()
+
+    def _run(self) -> None:
+        next_start = time.monotonic()
+        while not self._stop.is_set():
+            try:
+                self._step()
+            except Exception as exc:  # reported, never fatal: the node must keep running
+                self._on_error(exc)
+            self.steps += 1
+            next_start += self.period_sec
+            now = time.monotonic()
+            if now > next_start:
+                self.overruns += 1
+                next_start = now  # do not try to catch up with a burst of steps
+            self._stop.wait(next_start - now if next_start > now else 0.0)

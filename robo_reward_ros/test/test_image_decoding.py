@@ -1,0 +1,83 @@
+"""Camera frames to RGB: every supported encoding, and a clear refusal for each bad frame."""
+import io
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from robo_reward_ros.core.image_decoding import (ImageDecodeError, decode_compressed,
+                                                  decode_raw)
+
+RGB = np.arange(4 * 5 * 3, dtype=np.uint8).reshape(4, 5, 3)
+
+
+def _raw(pixels, padding=0):
+    height, width, channels = pixels.shape
+    rows = np.zeros((height, width * channels + padding), dtype=np.uint8)
+    rows[:, :width * channels] = pixels.reshape(height, -1)
+    return dict(height=height, width=width, step=width * channels + padding, data=rows.tobytes())
+
+
+@pytest.mark.parametrize("encoding, pixels", [
+    ("rgb8", RGB),
+    ("bgr8", RGB[:, :, ::-1]),
+    ("rgba8", np.concatenate([RGB, np.full((4, 5, 1), 255, np.uint8)], axis=2)),
+    ("bgra8", np.concatenate([RGB[:, :, ::-1], np.full((4, 5, 1), 7, np.uint8)], axis=2)),
+])
+@pytest.mark.parametrize("padding", [0, 3])
+def test_color_encodings_give_rgb(encoding, pixels, padding):
+    decoded = decode_raw(encoding, **_raw(pixels, padding))
+    assert decoded.dtype == np.uint8 and decoded.shape == (4, 5, 3)
+    np.testing.assert_array_equal(decoded, RGB)
+
+
+def test_mono8_is_replicated_to_three_channels():
+    gray = RGB[:, :, :1]
+    decoded = decode_raw("mono8", **_raw(gray))
+    np.testing.assert_array_equal(decoded, np.repeat(gray, 3, axis=2))
+
+
+@pytest.mark.parametrize("change, message", [
+    (dict(encoding="16UC1"), "unsupported encoding '16UC1'"),
+    (dict(encoding="yuv422"), "unsupported encoding 'yuv422'"),
+    (dict(encoding="bayer_rggb8"), "unsupported encoding 'bayer_rggb8'"),
+    (dict(width=0), "empty image 0x4"),
+    (dict(step=14), "step 14 < width 5 x 3 channel(s)"),
+    (dict(data=b"\0" * 59), "data has 59 bytes, expected step x height = 15x4 = 60"),
+    (dict(data=b"\0" * 61), "data has 61 bytes"),
+    (dict(width=8000, height=8000, step=24000), "exceeds the"),
+])
+def test_bad_raw_frames_are_refused_with_the_reason(change, message):
+    fields = dict(encoding="rgb8", **_raw(RGB))
+    fields.update(change)
+    with pytest.raises(ImageDecodeError) as error:
+        decode_raw(**fields)
+    assert message in str(error.value)
+
+
+def _encoded(kind):
+    buffer = io.BytesIO()
+    Image.fromarray(RGB).save(buffer, format=kind.upper())
+    return buffer.getvalue()
+
+
+def test_png_round_trips_exactly():
+    np.testing.assert_array_equal(decode_compressed("png", _encoded("png")), RGB)
+
+
+def test_jpeg_with_image_transport_format_field():
+    decoded = decode_compressed("bgr8; jpeg compressed bgr8", _encoded("jpeg"))
+    assert decoded.shape == (4, 5, 3)
+    assert np.abs(decoded.astype(int) - RGB).mean() < 20  # lossy, but the same picture
+
+
+@pytest.mark.parametrize("format_field, data, message", [
+    ("jpeg", _encoded("jpeg")[:40], "corrupt or truncated jpeg"),
+    ("png", b"\x89PNG\r\n\x1a\n" + b"\0" * 30, "corrupt or truncated png"),
+    ("jpeg", _encoded("png"), "format field says jpeg but the data is PNG"),
+    ("webp", b"RIFF", "unknown compression format 'webp'"),
+])
+def test_bad_compressed_frames_are_refused_with_the_reason(format_field, data, message):
+    with pytest.raises(ImageDecodeError) as error:
+        decode_compressed(format_field, data)
+    assert message in str(error.value)
