@@ -12,6 +12,7 @@ from launch.actions import DeclareLaunchArgument
 from launch.conditions import IfCondition
 from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
+from launch_ros.parameter_descriptions import ParameterValue
 
 
 def generate_launch_description():
@@ -34,8 +35,10 @@ def generate_launch_description():
             package="robo_reward_ros", executable="reward_node", name="reward_node",
             output="screen", emulate_tty=True,
             parameters=[LaunchConfiguration("params_file"), {
-                "camera_topics": [camera_topic],
-                "instruction": LaunchConfiguration("instruction"),
+                # A list of substitutions would be joined into one string; a list of lists is
+                # a string array. The instruction must stay text even if it looks like YAML.
+                "camera_topics": [[camera_topic]],
+                "instruction": ParameterValue(LaunchConfiguration("instruction"), value_type=str),
             }]),
         Node(
             package="robo_reward_ros", executable="synthetic_camera", name="synthetic_camera",

@@ -9,9 +9,7 @@ import sys
 import time
 from typing import Dict, List, Optional
 
-import rclpy
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
-from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy, qos_profile_sensor_data
 from robo_reward_msgs.msg import TaskSpec as TaskSpecMsg
@@ -20,10 +18,10 @@ from robo_reward_msgs.srv import SetTask, StartEpisode
 from sensor_msgs.msg import Image
 from std_msgs.msg import String
 
+from robo_reward_ros.core.image_decoding import ImageDecodeError, decode_raw
 from robo_reward_ros.core.task_spec import InvalidTaskError, TaskSpec, build_task
 from robo_reward_ros.task_conversions import task_from_msg
-
-SUPPORTED_ENCODINGS = ("rgb8", "bgr8", "rgba8", "bgra8", "mono8")
+from robo_reward_ros.node_runner import run_node
 
 # Latched: a controller or console that starts later still gets the last task and state.
 LATCHED_QOS = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL,
@@ -90,8 +88,10 @@ class RewardNode(Node):
     def _on_image(self, topic: str, msg: Image) -> None:
         camera = self._cameras[topic]
         camera.last_receipt = time.monotonic()
-        problem = image_problem(msg)
-        if problem:
+        try:
+            decode_raw(msg.encoding, msg.height, msg.width, msg.step, msg.data)
+        except ImageDecodeError as exc:
+            problem = str(exc)
             camera.rejected += 1
             if problem != camera.last_error:
                 self.get_logger().warning(f"camera {topic}: frame rejected: {problem}")
@@ -209,33 +209,8 @@ class RewardNode(Node):
         self._diag_pub.publish(array)
 
 
-def image_problem(msg: Image) -> str:
-    """Why a frame cannot be used, or "" when it can."""
-    if msg.encoding not in SUPPORTED_ENCODINGS:
-        return f"unsupported encoding '{msg.encoding}' (supported: {', '.join(SUPPORTED_ENCODINGS)})"
-    if msg.width == 0 or msg.height == 0:
-        return f"empty image {msg.width}x{msg.height}"
-    channels = 1 if msg.encoding == "mono8" else (4 if msg.encoding.endswith("a8") else 3)
-    if msg.step < msg.width * channels:
-        return f"step {msg.step} < width {msg.width} x {channels} channels"
-    if len(msg.data) != msg.step * msg.height:
-        return f"data has {len(msg.data)} bytes, expected step x height = {msg.step * msg.height}"
-    return ""
-
-
 def main(args=None) -> int:
-    rclpy.init(args=args)
-    node = None
-    try:
-        node = RewardNode()
-        rclpy.spin(node)
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
-    finally:
-        if node is not None:
-            node.destroy_node()
-        rclpy.try_shutdown()
-    return 0
+    return run_node(RewardNode, args)
 
 
 if __name__ == "__main__":

@@ -6,13 +6,12 @@ from __future__ import annotations
 
 import sys
 
-import rclpy
-from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 from rclpy.qos import qos_profile_sensor_data
 from sensor_msgs.msg import Image
 
 from robo_reward_ros.core.synthetic_scene import render_scene
+from robo_reward_ros.node_runner import run_node
 
 
 class SyntheticCamera(Node):
@@ -46,18 +45,7 @@ class SyntheticCamera(Node):
 
 
 def main(args=None) -> int:
-    rclpy.init(args=args)
-    node = None
-    try:
-        node = SyntheticCamera()
-        rclpy.spin(node)
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
-    finally:
-        if node is not None:
-            node.destroy_node()
-        rclpy.try_shutdown()
-    return 0
+    return run_node(SyntheticCamera, args)
 
 
 if __name__ == "__main__":

@@ -39,7 +39,9 @@ class RosProcess:
         self.argv = argv
         self.log_path = log_path
         self._log = open(log_path, "wb")
-        self.popen = subprocess.Popen(argv, stdout=self._log, stderr=subprocess.STDOUT)
+        # Own process group, so kill() also stops what it started (a launch file's nodes).
+        self.popen = subprocess.Popen(argv, stdout=self._log, stderr=subprocess.STDOUT,
+                                      start_new_session=True)
 
     def output(self) -> str:
         with open(self.log_path, "rb") as handle:
@@ -55,9 +57,11 @@ class RosProcess:
             self._log.close()
 
     def kill(self) -> None:
-        if self.popen.poll() is None:
-            self.popen.kill()
-            self.popen.wait()
+        try:
+            os.killpg(self.popen.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        self.popen.wait()
         self._log.close()
 
 

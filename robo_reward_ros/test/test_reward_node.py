@@ -78,3 +78,37 @@ def test_config_file_lists_exactly_the_declared_parameters(ros_node, spawn):
     with open(CONFIG) as handle:
         documented = set(yaml.safe_load(handle)["reward_node"]["ros__parameters"])
     assert declared == documented
+
+
+def test_bad_frames_are_reported_and_the_node_keeps_running(ros_node, spawn):
+    from rclpy.qos import qos_profile_sensor_data
+    from sensor_msgs.msg import Image
+
+    node = spawn([installed_executable("reward_node")])
+    camera = ros_node.create_publisher(Image, "camera/image_raw", qos_profile_sensor_data)
+    diagnostics = []
+    ros_node.create_subscription(DiagnosticArray, "/diagnostics", diagnostics.append, 10)
+    spin_until(ros_node, lambda: camera.get_subscription_count() > 0,
+               what="the node's camera subscription", processes=[node])
+
+    def camera_values():
+        for array in diagnostics[-1:]:
+            for status in array.status:
+                if status.hardware_id == "camera/image_raw":
+                    return {kv.key: kv.value for kv in status.values}
+        return {}
+
+    depth = Image(height=2, width=2, encoding="16UC1", step=4, data=bytes(8))
+    good = Image(height=2, width=2, encoding="rgb8", step=6, data=bytes(12))
+
+    def publish_until(msg, condition, what):
+        def published_and_seen():
+            camera.publish(msg)
+            return condition(camera_values())
+        spin_until(ros_node, published_and_seen, what=what, processes=[node])
+
+    publish_until(depth, lambda v: int(v.get("frames_rejected", 0)) > 0, "the rejected frame in diagnostics")
+    assert "unsupported encoding '16UC1'" in camera_values()["last_error"]
+    publish_until(good, lambda v: int(v.get("frames_received", 0)) > 0, "a good frame after the bad one")
+    assert node.interrupt() == 0, node.output()
+    assert "frame rejected: unsupported encoding '16UC1'" in node.output()
