@@ -1,0 +1,709 @@
+"""The task monitor: one episode's state machine over reward estimates.
+
+It turns estimates into typed events (stage success and advance, failures, episode end), a dense
+reward and a state snapshot, and logs all of it. The ROS node only translates: it calls
+``start_episode``, ``update`` for every estimate, ``tick`` on a timer with the newest frame stamp
+(so time limits fire even when the model is silent), ``report_camera_stale`` and
+``report_model_error``, and publishes what comes back.
+
+All time is frame-stamp time in seconds. See docs/task-monitor.md for the design and defaults.
+"""
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import os
+import time
+from typing import Any, Dict, FrozenSet, List, Optional, Tuple
+
+from .dense_reward import DenseReward, Outcome, task_potential
+from .episode_log import EpisodeLogWriter, episode_log_path
+from .events import (
+    DenseRewardMode,
+    EpisodeEnded,
+    EpisodeStarted,
+    FailureDetected,
+    FailureKind,
+    MonitorEvent,
+    RewardEstimate,
+    Severity,
+    StageAdvanced,
+    StageSucceeded,
+    TaskStatus,
+)
+from .failure_detectors import Finding, LowProgressDetector, RegressionDetector, StallDetector
+from .success_detector import CameraRule, SuccessDetector
+from .task_spec import TaskSpec
+
+
+def _positive(name: str, value: Optional[float], allow_none: bool = False) -> None:
+    if value is None and allow_none:
+        return
+    if value is None or not value > 0:
+        raise ValueError(f"{name} must be a positive number of seconds, got {value!r}")
+
+
+def _unit(name: str, value: float, low_open: bool = False) -> None:
+    ok = (0.0 < value <= 1.0) if low_open else (0.0 <= value <= 1.0)
+    if not ok:
+        interval = "(0, 1]" if low_open else "[0, 1]"
+        raise ValueError(f"{name} must be in {interval}, got {value!r}")
+
+
+@dataclasses.dataclass(frozen=True)
+class MonitorConfig:
+    """Monitor parameters. Defaults and the reasons for them are in docs/task-monitor.md."""
+
+    # Success: k of the last n estimates at or over the threshold, per camera.
+    success_threshold: float = 0.65  # on the success probability (upstream LIBERO online RL)
+    progress_success_threshold: float = 0.9  # on progress, for backends without a success head
+    success_k: int = 2
+    success_n: int = 3
+    camera_rule: CameraRule = CameraRule.MAJORITY
+    cameras: Tuple[str, ...] = ()  # empty: combine over the cameras seen in the stage
+    # Failures (task): progress units in [0, 1], times in seconds of frame stamps.
+    regression_margin: float = 0.25
+    regression_hold_s: float = 1.0
+    stall_min_delta: float = 0.05
+    stall_window_s: float = 15.0
+    low_progress_floor: float = 0.15
+    low_progress_grace_s: float = 10.0
+    sustain_estimates: int = 2  # consecutive estimates a level must hold to count as reached
+    stage_timeout_s: Optional[float] = None  # default per-stage limit; a stage may override
+    episode_timeout_s: Optional[float] = 120.0  # default per-episode limit; a task may override
+    terminal_failures: FrozenSet[FailureKind] = frozenset()
+    # Camera / model health (never a task failure).
+    camera_stale_after_s: float = 2.0
+    # Dense reward.
+    reward_mode: DenseRewardMode = DenseRewardMode.PROGRESS
+    gamma: float = 0.99
+    success_bonus: float = 1.0
+    failure_bonus: float = -1.0
+    timeout_bonus: float = 0.0
+    zero_terminal_potential: bool = True
+    # Episode log.
+    log_directory: Optional[str] = None  # None: no log
+    fsync_estimates: bool = False
+
+    def __post_init__(self) -> None:
+        # Accept the plain strings / ints a ROS parameter or a YAML file carries.
+        try:
+            object.__setattr__(self, "camera_rule", CameraRule(self.camera_rule))
+        except ValueError:
+            raise ValueError(
+                f"camera_rule must be one of {[r.value for r in CameraRule]}, "
+                f"got {self.camera_rule!r}"
+            ) from None
+        try:
+            object.__setattr__(self, "reward_mode", DenseRewardMode(self.reward_mode))
+        except ValueError:
+            raise ValueError(
+                f"reward_mode must be one of {[m.value for m in DenseRewardMode]}, "
+                f"got {self.reward_mode!r}"
+            ) from None
+        object.__setattr__(self, "cameras", tuple(self.cameras))
+        object.__setattr__(
+            self, "terminal_failures", frozenset(_failure_kind(k) for k in self.terminal_failures)
+        )
+        _unit("success_threshold", self.success_threshold, low_open=True)
+        _unit("progress_success_threshold", self.progress_success_threshold, low_open=True)
+        if not (isinstance(self.success_n, int) and isinstance(self.success_k, int)):
+            raise ValueError("success_k and success_n must be integers")
+        if not 1 <= self.success_k <= self.success_n:
+            raise ValueError(
+                f"success_k must be in [1, success_n]; got success_k={self.success_k}, "
+                f"success_n={self.success_n}"
+            )
+        _unit("regression_margin", self.regression_margin, low_open=True)
+        _unit("stall_min_delta", self.stall_min_delta)
+        _unit("low_progress_floor", self.low_progress_floor)
+        if self.regression_hold_s < 0:
+            raise ValueError(f"regression_hold_s must be >= 0, got {self.regression_hold_s!r}")
+        _positive("stall_window_s", self.stall_window_s)
+        if self.low_progress_grace_s < 0:
+            raise ValueError(
+                f"low_progress_grace_s must be >= 0, got {self.low_progress_grace_s!r}"
+            )
+        if not (isinstance(self.sustain_estimates, int) and self.sustain_estimates >= 1):
+            raise ValueError(
+                f"sustain_estimates must be an integer >= 1, got {self.sustain_estimates!r}"
+            )
+        _positive("stage_timeout_s", self.stage_timeout_s, allow_none=True)
+        _positive("episode_timeout_s", self.episode_timeout_s, allow_none=True)
+        _positive("camera_stale_after_s", self.camera_stale_after_s)
+        health = {k for k in self.terminal_failures if not k.is_task_failure}
+        if health:
+            raise ValueError(
+                "camera stale and model error are not task failures and cannot be terminal: "
+                f"remove {sorted(k.name for k in health)} from terminal_failures"
+            )
+        if FailureKind.TIMEOUT in self.terminal_failures:
+            # A timeout always ends the episode; listing it is harmless but drop it for clarity.
+            object.__setattr__(
+                self, "terminal_failures", self.terminal_failures - {FailureKind.TIMEOUT}
+            )
+        if not 0.0 < self.gamma <= 1.0:
+            raise ValueError(f"gamma must be in (0, 1], got {self.gamma!r}")
+
+
+def _failure_kind(value: Any) -> FailureKind:
+    if isinstance(value, str):
+        try:
+            return FailureKind[value.strip().upper()]
+        except KeyError:
+            pass
+    try:
+        return FailureKind(value)
+    except ValueError:
+        raise ValueError(
+            f"unknown failure kind {value!r}; use one of {[k.name.lower() for k in FailureKind]}"
+        ) from None
+
+
+@dataclasses.dataclass(frozen=True)
+class MonitorState:
+    """A snapshot for the task-state topic and diagnostics."""
+
+    status: TaskStatus
+    episode_id: str = ""
+    stage_index: int = 0
+    num_stages: int = 0
+    instruction: str = ""
+    stage_progress: float = 0.0
+    best_progress: float = 0.0
+    task_progress: float = 0.0
+    success_score: float = 0.0
+    window_start_stamp: float = 0.0
+    episode_start_stamp: float = 0.0
+    stage_start_stamp: float = 0.0
+    stamp: float = 0.0
+    estimates_accepted: int = 0
+    estimates_rejected: int = 0
+    episode_return: float = 0.0
+    reason: str = ""  # why the status or stage last changed, in words
+
+
+@dataclasses.dataclass(frozen=True)
+class MonitorUpdate:
+    """What one call produced. ``reward`` is None when no reward step happened (the estimate
+    was rejected, or no episode runs)."""
+
+    events: Tuple[MonitorEvent, ...]
+    reward: Optional[float]
+    state: MonitorState
+    accepted: bool = False
+
+
+_EPISODE_COUNTER = itertools.count(1)
+
+
+def _new_episode_id() -> str:
+    """UTC start time and a per-process counter, e.g. ``20261130T101500-0003``."""
+    return f"{time.strftime('%Y%m%dT%H%M%S', time.gmtime())}-{next(_EPISODE_COUNTER):04d}"
+
+
+class _Episode:
+    """Everything that belongs to one episode, so a new episode cannot inherit any of it."""
+
+    def __init__(self, episode_id: str, task: TaskSpec, stamp: float, config: MonitorConfig):
+        self.id = episode_id
+        self.task = task
+        self.start = stamp
+        self.clock = stamp
+        self.status = TaskStatus.RUNNING
+        self.stage_index = 0
+        self.reason = "episode started"
+        self.accepted = 0
+        self.rejected = 0
+        self.failure_counts: Dict[str, int] = {}
+        self.last_phi = 0.0
+        self.stage = _Stage(0, stamp, True, config, task.stages[0].success_threshold)
+
+
+class _Stage:
+    """Everything that belongs to one stage: a new stage starts from nothing."""
+
+    def __init__(self, index: int, start: float, inclusive: bool, config: MonitorConfig,
+                 threshold: Optional[float]):
+        self.index = index
+        self.start = start
+        # Stage 0 takes frames stamped at the episode start; later stages exclude the frame on
+        # which the previous stage succeeded.
+        self.inclusive = inclusive
+        # A stage's own threshold replaces both defaults: it applies to whichever score the
+        # backend provides (TaskSpec.msg, StageSpec.success_threshold).
+        self.success_threshold = threshold or config.success_threshold
+        self.progress_threshold = threshold or config.progress_success_threshold
+        self.success = SuccessDetector(
+            config.success_k,
+            config.success_n,
+            self.success_threshold,
+            self.progress_threshold,
+            config.camera_rule,
+            config.cameras,
+        )
+        self.used_success_head = False
+        self.accepted = 0
+        sustain = config.sustain_estimates
+        self.regression = RegressionDetector(
+            config.regression_margin, config.regression_hold_s, sustain
+        )
+        self.stall = StallDetector(config.stall_min_delta, config.stall_window_s)
+        self.low = LowProgressDetector(
+            config.low_progress_floor, config.low_progress_grace_s, sustain, start
+        )
+        self.latest_progress: Dict[str, float] = {}
+        self.last_camera_stamp: Dict[str, float] = {}
+        self.stale_cameras: set = set()  # reported stale, waiting for their next estimate
+        self.model_error_pending = False
+        self.progress = 0.0
+        self.success_score = 0.0
+
+    def accepts(self, estimate: RewardEstimate) -> bool:
+        first = estimate.frame_stamps[0]
+        return first >= self.start if self.inclusive else first > self.start
+
+    def restart_clocks(self, stamp: float) -> None:
+        self.regression.restart_clock(stamp)
+        self.stall.restart_clock(stamp)
+        self.low.restart_clock(stamp)
+
+    def fused_progress(self) -> float:
+        live = [p for c, p in self.latest_progress.items() if c not in self.stale_cameras]
+        values = live or list(self.latest_progress.values())
+        return sum(values) / len(values) if values else 0.0
+
+
+class TaskMonitor:
+    """Success, failure, stage and episode decisions for a stream of reward estimates.
+
+    Not thread-safe: call it from one thread (the node's executor or a single worker).
+    """
+
+    def __init__(self, config: Optional[MonitorConfig] = None) -> None:
+        self.config = config or MonitorConfig()
+        self._episode: Optional[_Episode] = None
+        self._log: Optional[EpisodeLogWriter] = None
+        self._log_path: Optional[str] = None
+        self._reward = DenseReward(
+            self.config.reward_mode,
+            self.config.gamma,
+            self.config.success_bonus,
+            self.config.failure_bonus,
+            self.config.timeout_bonus,
+            self.config.zero_terminal_potential,
+        )
+
+    # ---- episode lifecycle -------------------------------------------------------------
+
+    @property
+    def running(self) -> bool:
+        return self._episode is not None and self._episode.status in (
+            TaskStatus.RUNNING,
+            TaskStatus.STAGE_SUCCEEDED,
+        )
+
+    @property
+    def log_path(self) -> Optional[str]:
+        """The log file of the current or last episode (None when logging is off)."""
+        return self._log_path
+
+    def start_episode(
+        self,
+        task: TaskSpec,
+        stamp: float,
+        episode_id: Optional[str] = None,
+    ) -> MonitorUpdate:
+        """Start a fresh episode at frame stamp ``stamp``. A running episode is aborted first
+        (its end event comes first in the returned events). Frames stamped before ``stamp``
+        belong to no episode and are rejected."""
+        events: List[MonitorEvent] = []
+        if self.running:
+            events.extend(self.abort_episode(stamp, "a new episode was started").events)
+        self._close_log()
+        if episode_id is None:
+            episode_id = _new_episode_id()
+            while self.config.log_directory is not None and os.path.exists(
+                    episode_log_path(self.config.log_directory, episode_id)):
+                episode_id = _new_episode_id()
+        self._episode = _Episode(episode_id, task, float(stamp), self.config)
+        self._reward.reset()
+        if self.config.log_directory is not None:
+            self._log = EpisodeLogWriter(
+                episode_log_path(self.config.log_directory, episode_id),
+                fsync_estimates=self.config.fsync_estimates,
+            )
+            self._log_path = self._log.path
+            self._log.write_event(self._header_record())
+        events.append(
+            self._emit(
+                EpisodeStarted(
+                    stamp=float(stamp),
+                    episode_id=episode_id,
+                    stage_index=0,
+                    instruction=task.stages[0].instruction,
+                    num_stages=len(task.stages),
+                )
+            )
+        )
+        return MonitorUpdate(tuple(events), None, self.state, accepted=False)
+
+    def abort_episode(self, stamp: float, reason: str) -> MonitorUpdate:
+        """End the running episode without a task outcome (operator stop, shutdown). The
+        status returns to IDLE, no reward or bonus is given, and no reset is requested."""
+        if not self.running:
+            return MonitorUpdate((), None, self.state)
+        episode = self._episode
+        assert episode is not None
+        episode.clock = max(episode.clock, float(stamp))
+        event = self._finish(episode.clock, TaskStatus.IDLE, f"aborted: {reason}", reset=False)
+        state = self.state
+        self._write_summary(None)
+        return MonitorUpdate((event,), None, state)
+
+    # ---- inputs ------------------------------------------------------------------------
+
+    def update(self, estimate: RewardEstimate) -> MonitorUpdate:
+        """Feed one estimate. Estimates outside a running episode, or with a frame from before
+        the current stage's window, are rejected (logged, no events, no reward)."""
+        episode = self._episode
+        if not self.running or episode is None:
+            return MonitorUpdate((), None, self.state)
+        stage = episode.stage
+        if not stage.accepts(estimate) or estimate.stamp < episode.start:
+            episode.rejected += 1
+            self._log_estimate(estimate, accepted=False)
+            return MonitorUpdate((), None, self.state)
+        episode.accepted += 1
+        self._log_estimate(estimate, accepted=True)
+        if episode.status is TaskStatus.STAGE_SUCCEEDED:
+            episode.status = TaskStatus.RUNNING
+        episode.clock = max(episode.clock, estimate.stamp)
+        now = episode.clock
+
+        events: List[MonitorEvent] = []
+        timeout = self._check_timeouts(now)
+        if timeout:
+            return MonitorUpdate(tuple(timeout), self._reward_step(None, Outcome.TIMEOUT),
+                                 self.state, accepted=True)
+
+        events.extend(self._resume_after_gap(stage, estimate, now))
+        stage.latest_progress[estimate.camera] = estimate.last_progress
+        stage.last_camera_stamp[estimate.camera] = estimate.stamp
+        stage.progress = stage.fused_progress()
+        stage.success_score = stage.success.vote(
+            estimate.camera, estimate.last_success_prob, estimate.last_progress
+        )
+        stage.used_success_head = estimate.success_prob is not None
+        stage.accepted += 1
+
+        if stage.success.succeeded():
+            events.extend(self._stage_succeeded(stage, now))
+            last = episode.status is TaskStatus.SUCCEEDED
+            phi = task_potential(stage.index + 1, 0.0, len(episode.task.stages))
+            reward = self._reward_step(phi, Outcome.SUCCESS if last else None)
+            return MonitorUpdate(tuple(events), reward, self.state, accepted=True)
+
+        outcome: Optional[Outcome] = None
+        for detector in (stage.regression, stage.stall, stage.low):
+            finding = detector.update(now, stage.progress)
+            if finding is None:
+                continue
+            terminal = finding.kind in self.config.terminal_failures
+            events.append(self._failure(finding, now, terminal))
+            if terminal:
+                events.append(
+                    self._finish(now, TaskStatus.FAILED, finding.description, reset=True,
+                                 failure_kind=finding.kind)
+                )
+                outcome = Outcome.FAILURE
+                break
+        phi = task_potential(stage.index, stage.progress, len(episode.task.stages))
+        return MonitorUpdate(tuple(events), self._reward_step(phi, outcome), self.state,
+                             accepted=True)
+
+    def tick(self, stamp: float) -> MonitorUpdate:
+        """Advance time to frame stamp ``stamp`` without an estimate, so that time limits fire
+        while the model is slow or silent. Call it on a timer with the newest frame stamp."""
+        episode = self._episode
+        if not self.running or episode is None:
+            return MonitorUpdate((), None, self.state)
+        episode.clock = max(episode.clock, float(stamp))
+        events = self._check_timeouts(episode.clock)
+        if not events:
+            return MonitorUpdate((), None, self.state)
+        return MonitorUpdate(tuple(events), self._reward_step(None, Outcome.TIMEOUT), self.state)
+
+    def report_camera_stale(self, camera: str, stamp: float, age_s: float) -> MonitorUpdate:
+        """The node saw no frame from ``camera`` for ``age_s`` seconds (by its own clock).
+        Reported once per stale period; never a task failure, never ends the episode. The
+        camera's progress and votes are set aside until it delivers again."""
+        episode = self._episode
+        if not self.running or episode is None:
+            return MonitorUpdate((), None, self.state)
+        stage = episode.stage
+        if camera in stage.stale_cameras:
+            return MonitorUpdate((), None, self.state)
+        stage.stale_cameras.add(camera)
+        stage.success.forget_camera(camera)
+        description = (
+            f"camera '{camera}' delivered no frame for {age_s:.1f} s; progress and success "
+            f"votes from it are paused until it delivers again (not a task failure)"
+        )
+        event = self._health_event(FailureKind.CAMERA_STALE, Severity.WARNING, stamp,
+                                   description, age_s, camera)
+        return MonitorUpdate((event,), None, self.state)
+
+    def report_model_error(self, stamp: float, description: str,
+                           camera: str = "") -> MonitorUpdate:
+        """The reward model failed (exception, non-finite output, out of memory). Reported once
+        until the next accepted estimate; never a task failure, never ends the episode."""
+        episode = self._episode
+        if not self.running or episode is None:
+            return MonitorUpdate((), None, self.state)
+        stage = episode.stage
+        if stage.model_error_pending:
+            return MonitorUpdate((), None, self.state)
+        stage.model_error_pending = True
+        text = f"reward model error: {description} (not a task failure)"
+        event = self._health_event(FailureKind.MODEL_ERROR, Severity.ERROR, stamp, text,
+                                   None, camera)
+        return MonitorUpdate((event,), None, self.state)
+
+    # ---- state -------------------------------------------------------------------------
+
+    @property
+    def state(self) -> MonitorState:
+        episode = self._episode
+        if episode is None:
+            return MonitorState(status=TaskStatus.IDLE)
+        stage = episode.stage
+        stages = episode.task.stages
+        index = min(episode.stage_index, len(stages) - 1)
+        best = stage.regression.best
+        return MonitorState(
+            status=episode.status,
+            episode_id=episode.id,
+            stage_index=episode.stage_index,
+            num_stages=len(stages),
+            instruction=stages[index].instruction,
+            stage_progress=stage.progress,
+            best_progress=best if best is not None else 0.0,
+            task_progress=episode.last_phi,
+            success_score=stage.success_score,
+            window_start_stamp=stage.start,
+            episode_start_stamp=episode.start,
+            stage_start_stamp=stage.start,
+            stamp=episode.clock,
+            estimates_accepted=episode.accepted,
+            estimates_rejected=episode.rejected,
+            episode_return=self._reward.episode_return,
+            reason=episode.reason,
+        )
+
+    # ---- internals ---------------------------------------------------------------------
+
+    def _check_timeouts(self, now: float) -> List[MonitorEvent]:
+        episode = self._episode
+        assert episode is not None
+        stage_spec = episode.task.stages[episode.stage_index]
+        limits = (
+            ("episode", episode.start,
+             episode.task.episode_timeout_sec or self.config.episode_timeout_s),
+            (f"stage {episode.stage_index + 1} ('{stage_spec.instruction}')", episode.stage.start,
+             stage_spec.timeout_sec or self.config.stage_timeout_s),
+        )
+        for what, start, limit in limits:
+            if limit is None or now - start < limit:
+                continue
+            finding = Finding(
+                kind=FailureKind.TIMEOUT,
+                value=now - start,
+                threshold=limit,
+                description=(
+                    f"{what} ran {now - start:.1f} s, over its {limit:.1f} s limit; the "
+                    f"episode ends and a reset is requested"
+                ),
+            )
+            failure = self._failure(finding, now, terminal=True)
+            end = self._finish(now, TaskStatus.TIMED_OUT, finding.description, reset=True,
+                               failure_kind=FailureKind.TIMEOUT)
+            return [failure, end]
+        return []
+
+    def _resume_after_gap(self, stage: _Stage, estimate: RewardEstimate,
+                          now: float) -> List[MonitorEvent]:
+        """Restart the failure clocks when a camera comes back from a gap or a reported stale
+        period, or the model from an error, so that time without frames is not robot time."""
+        events: List[MonitorEvent] = []
+        camera = estimate.camera
+        previous = stage.last_camera_stamp.get(camera)
+        gap = estimate.stamp - previous if previous is not None else 0.0
+        resumed = camera in stage.stale_cameras or stage.model_error_pending
+        if gap > self.config.camera_stale_after_s and camera not in stage.stale_cameras:
+            events.append(self._health_event(
+                FailureKind.CAMERA_STALE, Severity.WARNING, now,
+                f"camera '{camera}' delivered no scored frame for {gap:.1f} s "
+                f"(from {previous:.2f} s to {estimate.stamp:.2f} s); failure timers restarted "
+                f"(not a task failure)",
+                gap, camera,
+            ))
+        if gap > self.config.camera_stale_after_s or resumed:
+            stage.success.forget_camera(camera)
+            stage.restart_clocks(now)
+        stage.stale_cameras.discard(camera)
+        stage.model_error_pending = False
+        return events
+
+    def _stage_succeeded(self, stage: _Stage, now: float) -> List[MonitorEvent]:
+        episode = self._episode
+        assert episode is not None
+        stages = episode.task.stages
+        config = self.config
+        if stage.used_success_head:
+            rule = f"success probability >= {stage.success_threshold:g}"
+        else:
+            rule = f"progress >= {stage.progress_threshold:g} (no success head)"
+        cameras = stage.success.succeeded_cameras
+        reason = (f"stage {stage.index} succeeded: {rule} in {config.success_k} of the last "
+                  f"{config.success_n} estimates ({config.camera_rule.value} of cameras: "
+                  f"{', '.join(cameras)})")
+        episode.reason = reason
+        events: List[MonitorEvent] = [self._emit(StageSucceeded(
+            stamp=now, episode_id=episode.id, stage_index=stage.index,
+            instruction=stages[stage.index].instruction, score=stage.success_score,
+            cameras=cameras, reason=reason,
+        ))]
+        if stage.index + 1 >= len(stages):
+            events.append(self._finish(now, TaskStatus.SUCCEEDED,
+                                       f"all {len(stages)} stage(s) succeeded", reset=True))
+            return events
+        episode.stage_index = stage.index + 1
+        episode.stage = _Stage(stage.index + 1, now, False, self.config,
+                               stages[stage.index + 1].success_threshold)
+        episode.status = TaskStatus.STAGE_SUCCEEDED
+        events.append(self._emit(StageAdvanced(
+            stamp=now, episode_id=episode.id, stage_index=episode.stage_index,
+            instruction=stages[episode.stage_index].instruction, window_start_stamp=now,
+        )))
+        return events
+
+    def _failure(self, finding: Finding, now: float, terminal: bool) -> FailureDetected:
+        episode = self._episode
+        assert episode is not None
+        name = finding.kind.name.lower()
+        episode.failure_counts[name] = episode.failure_counts.get(name, 0) + 1
+        return self._emit(FailureDetected(
+            stamp=now, episode_id=episode.id, stage_index=episode.stage_index,
+            kind=finding.kind, severity=Severity.ERROR if terminal else Severity.WARNING,
+            terminal=terminal, description=finding.description, value=finding.value,
+            threshold=finding.threshold, progress=self._known_progress(),
+        ))
+
+    def _known_progress(self) -> Optional[float]:
+        episode = self._episode
+        assert episode is not None
+        return episode.stage.progress if episode.stage.accepted else None
+
+    def _health_event(self, kind: FailureKind, severity: Severity, stamp: float,
+                      description: str, value: Optional[float], camera: str) -> FailureDetected:
+        episode = self._episode
+        assert episode is not None
+        name = kind.name.lower()
+        episode.failure_counts[name] = episode.failure_counts.get(name, 0) + 1
+        return self._emit(FailureDetected(
+            stamp=max(float(stamp), episode.start), episode_id=episode.id,
+            stage_index=episode.stage_index, kind=kind, severity=severity, terminal=False,
+            description=description, value=value, camera=camera,
+            progress=self._known_progress(),
+        ))
+
+    def _finish(self, now: float, status: TaskStatus, reason: str, reset: bool,
+                failure_kind: int = 0) -> EpisodeEnded:
+        episode = self._episode
+        assert episode is not None
+        episode.status = status
+        episode.reason = reason
+        completed = episode.stage_index + (1 if status is TaskStatus.SUCCEEDED else 0)
+        event = self._emit(EpisodeEnded(
+            stamp=now, episode_id=episode.id, stage_index=episode.stage_index, status=status,
+            reason=reason, reset_requested=reset, failure_kind=int(failure_kind),
+            stages_completed=completed,
+        ))
+        return event
+
+    def _reward_step(self, phi: Optional[float], outcome: Optional[Outcome]) -> float:
+        episode = self._episode
+        assert episode is not None
+        reward = self._reward.step(phi, outcome)
+        if phi is not None:
+            episode.last_phi = phi
+        if not self.running:
+            # The reward step that ends an episode carries its bonus, so the summary follows it.
+            self._write_summary(reward)
+        return reward
+
+    def _emit(self, event: MonitorEvent) -> Any:
+        if self._log is not None:
+            self._log.write_event(event.to_record())
+        return event
+
+    def _log_estimate(self, estimate: RewardEstimate, accepted: bool) -> None:
+        if self._log is not None:
+            record = estimate.to_record()
+            record["accepted"] = accepted
+            assert self._episode is not None
+            record["stage_index"] = self._episode.stage_index
+            self._log.write_estimate(record)
+
+    def _header_record(self) -> Dict[str, Any]:
+        episode = self._episode
+        assert episode is not None
+        config = dataclasses.asdict(self.config)
+        config["camera_rule"] = self.config.camera_rule.value
+        config["reward_mode"] = self.config.reward_mode.value
+        config["terminal_failures"] = sorted(k.name.lower() for k in
+                                             self.config.terminal_failures)
+        return {
+            "type": "header",
+            "episode_id": episode.id,
+            "start_stamp": episode.start,
+            "stages": [dataclasses.asdict(s) for s in episode.task.stages],
+            "episode_timeout_sec": episode.task.episode_timeout_sec,
+            "config": config,
+            "pid": os.getpid(),
+        }
+
+    def _write_summary(self, final_reward: Optional[float]) -> None:
+        episode = self._episode
+        if self._log is None or episode is None:
+            return
+        self._log.write_event({
+            "type": "summary",
+            "episode_id": episode.id,
+            "status": int(episode.status),
+            "status_name": episode.status.name,
+            "reason": episode.reason,
+            "start_stamp": episode.start,
+            "end_stamp": episode.clock,
+            "duration_s": episode.clock - episode.start,
+            "stages_completed": episode.stage_index
+            + (1 if episode.status is TaskStatus.SUCCEEDED else 0),
+            "num_stages": len(episode.task.stages),
+            "estimates_accepted": episode.accepted,
+            "estimates_rejected": episode.rejected,
+            "failures_by_kind": dict(episode.failure_counts),
+            "final_reward": final_reward,
+            "episode_return": self._reward.episode_return,
+        })
+        self._close_log()
+
+    def _close_log(self) -> None:
+        if self._log is not None:
+            self._log.close()
+            self._log = None
+
+    def close(self) -> None:
+        """Close the episode log (the node calls this on shutdown, after abort_episode)."""
+        self._close_log()
+
