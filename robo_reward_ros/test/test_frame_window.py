@@ -55,10 +55,19 @@ def test_restart_forgets_frames_and_refuses_frames_of_the_previous_stage():
     generation = window.generation
     window.restart(3.5)
     assert len(window) == 0 and window.generation == generation + 1
-    with pytest.raises(FrameRejected, match="before the stage start 3.500"):
+    with pytest.raises(FrameRejected, match="previous stage"):
         window.add(_frame(3.2))
-    window.add(_frame(3.6))
-    assert [f.stamp for f in window.snapshot()] == [3.6]
+    window.add(_frame(3.5))  # the episode start frame belongs to stage 0
+    assert [f.stamp for f in window.snapshot()] == [3.5]
+
+
+def test_next_stage_excludes_the_frame_that_finished_the_previous_one():
+    window = FrameWindow(max_frames=8, min_interval_sec=0.0)
+    window.restart(7.0, include_start=False)
+    with pytest.raises(FrameRejected, match="starts after 7.000 s"):
+        window.add(_frame(7.0))
+    window.add(_frame(7.1))
+    assert [f.stamp for f in window.snapshot()] == [7.1]
 
 
 def test_stamps_going_back_are_refused():

@@ -41,21 +41,27 @@ class FrameWindow:
         self._frames: List[Frame] = []
         self._interval = min_interval_sec
         self._start: Optional[float] = None
+        self._include_start = True
         self.generation = 0  # bumped at every restart, so a scorer can tell stages apart
 
-    def restart(self, start_stamp: Optional[float] = None) -> None:
-        """A new stage or episode: forget every frame; refuse frames stamped before the start."""
+    def restart(self, start_stamp: Optional[float] = None, include_start: bool = True) -> None:
+        """A new stage or episode: forget every frame and refuse frames stamped before the
+        start. A stage that follows a finished one excludes the start stamp too: that frame
+        showed the finished stage's success (the task monitor's window rule)."""
         with self._lock:
             self._frames = []
             self._interval = self.base_interval_sec
             self._start = start_stamp
+            self._include_start = include_start
             self.generation += 1
 
     def add(self, frame: Frame) -> None:
         with self._lock:
-            if self._start is not None and frame.stamp < self._start:
+            if self._start is not None and (frame.stamp < self._start or (
+                    frame.stamp == self._start and not self._include_start)):
                 raise FrameRejected(
-                    f"frame stamped {frame.stamp:.3f} s is before the stage start {self._start:.3f} s")
+                    f"frame stamped {frame.stamp:.3f} s belongs to the previous stage (this one "
+                    f"starts {'at' if self._include_start else 'after'} {self._start:.3f} s)")
             if self._frames and frame.stamp < self._frames[-1].stamp:
                 raise FrameRejected(
                     f"frame stamp went back from {self._frames[-1].stamp:.3f} s to {frame.stamp:.3f} s")
