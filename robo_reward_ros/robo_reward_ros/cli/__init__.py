@@ -1,0 +1,1 @@
+"""Command-line tools of robo_reward_ros (no ROS needed)."""

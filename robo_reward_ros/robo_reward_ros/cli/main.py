@@ -1,0 +1,44 @@
+"""`robo-reward COMMAND ...`: one entry point for the offline tools.
+
+Each command lives in its own module and is imported only when used, so `robo-reward --help`
+does not load torch.
+"""
+from __future__ import annotations
+
+import importlib
+import sys
+from typing import Optional, Sequence
+
+COMMANDS = {
+    "score": ("robo_reward_ros.cli.score", "score frames or a video with a reward model"),
+    "tiny-checkpoint": ("robo_reward_ros.models.tiny_checkpoints",
+                        "build a tiny offline checkpoint in a published layout"),
+    "quantize": ("robo_reward_ros.models.quantized_checkpoint",
+                 "save a pre-quantized (nf4/int8) checkpoint"),
+    "export-onnx": ("robo_reward_ros.models.onnx_vision", "export a model's vision tower to ONNX"),
+}
+
+
+def usage() -> str:
+    width = max(len(name) for name in COMMANDS)
+    lines = ["usage: robo-reward COMMAND [ARGS...]", "", "commands:"]
+    lines += [f"  {name:<{width}}  {text}" for name, (_, text) in COMMANDS.items()]
+    lines += ["", "robo-reward COMMAND --help shows a command's options."]
+    return "\n".join(lines)
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    if not args or args[0] in ("-h", "--help"):
+        print(usage())
+        return 0 if args else 2
+    command, rest = args[0], args[1:]
+    if command not in COMMANDS:
+        print(f"robo-reward: unknown command '{command}'\n\n{usage()}", file=sys.stderr)
+        return 2
+    module = importlib.import_module(COMMANDS[command][0])
+    return module.main(rest)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

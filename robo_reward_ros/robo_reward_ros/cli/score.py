@@ -1,0 +1,105 @@
+"""``robo-reward score``: score a folder of frames or a video with a reward model, print a table.
+
+    robo-reward score --model DIR_OR_ID --instruction "..." FRAMES_DIR_OR_VIDEO [--json]
+"""
+import argparse
+import json
+import os
+import sys
+from typing import List, Optional, Sequence
+
+import numpy as np
+
+IMAGE_EXTENSIONS = (".png", ".jpg", ".jpeg", ".bmp", ".webp")
+
+
+def read_frames_dir(path: str, fps: float) -> List["Frame"]:
+    """Images sorted by file name, stamped ``index / fps``."""
+    from PIL import Image
+    from ..models.reward_model import Frame
+    names = sorted(n for n in os.listdir(path) if n.lower().endswith(IMAGE_EXTENSIONS))
+    if not names:
+        raise SystemExit(f"no images ({', '.join(IMAGE_EXTENSIONS)}) in {path}")
+    frames = []
+    for index, name in enumerate(names):
+        with Image.open(os.path.join(path, name)) as image:
+            frames.append(Frame(stamp=index / fps, rgb=np.asarray(image.convert("RGB"))))
+    return frames
+
+
+def read_video(path: str) -> List["Frame"]:
+    """Decode with OpenCV or PyAV, whichever is installed (neither is a dependency)."""
+    from ..models.reward_model import Frame
+    try:
+        import cv2
+    except ImportError:
+        cv2 = None
+    if cv2 is not None:
+        capture = cv2.VideoCapture(path)
+        fps = capture.get(cv2.CAP_PROP_FPS) or 30.0
+        frames = []
+        while True:
+            ok, bgr = capture.read()
+            if not ok:
+                break
+            frames.append(Frame(stamp=len(frames) / fps, rgb=np.ascontiguousarray(bgr[:, :, ::-1])))
+        capture.release()
+        return frames
+    try:
+        import av
+    except ImportError:
+        raise SystemExit("reading a video needs opencv-python or av; or pass a folder of images") from None
+    with av.open(path) as container:
+        return [Frame(stamp=float(f.time or 0.0), rgb=f.to_ndarray(format="rgb24")) for f in container.decode(video=0)]
+
+
+def format_table(output) -> str:
+    lines = [f"{'frame':>5}  {'stamp_s':>9}  {'progress':>8}  {'success':>7}"]
+    for index, (stamp, progress) in enumerate(zip(output.stamps, output.progress)):
+        success = "-" if output.success is None else f"{output.success[index]:.4f}"
+        lines.append(f"{index:>5}  {stamp:>9.3f}  {progress:>8.4f}  {success:>7}")
+    return "\n".join(lines)
+
+
+def as_json(output, args) -> str:
+    extras = {k: v for k, v in output.extras.items() if isinstance(v, (int, float, str, list))}
+    return json.dumps({"model": args.model, "backend": output.backend, "instruction": args.instruction,
+                       "stamps": output.stamps.tolist(), "progress": output.progress.tolist(),
+                       "success": None if output.success is None else output.success.tolist(), "extras": extras},
+                      indent=2)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from ..models.loader import BACKENDS
+    from ..models.precision import PRECISIONS
+    parser = argparse.ArgumentParser(prog="robo-reward score", description="Per-frame progress of a clip.")
+    parser.add_argument("--model", required=True, help="model id or local checkpoint directory")
+    parser.add_argument("--instruction", required=True)
+    parser.add_argument("--backend", default="auto", choices=BACKENDS,
+                        help="auto recognises Robometer; plain Qwen3-VL needs roboreward or topreward")
+    parser.add_argument("--precision", default="bf16", choices=PRECISIONS)
+    parser.add_argument("--device", default="auto")
+    parser.add_argument("--fps", type=float, default=2.0, help="frame rate of a folder of images")
+    parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    parser.add_argument("source", help="folder of images (sorted by name) or a video file")
+    return parser
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    args = build_parser().parse_args(argv)
+    from ..models.loader import load_reward_model
+    frames = read_frames_dir(args.source, args.fps) if os.path.isdir(args.source) else read_video(args.source)
+    model = load_reward_model(args.model, backend=args.backend, precision=args.precision, device=args.device)
+    try:
+        if model.name == "topreward":
+            output = model.score_episode(args.instruction, frames)  # offline: hindsight normalisation
+        else:
+            output = model.score(args.instruction, frames)
+    finally:
+        model.close()
+    print(as_json(output, args) if args.json else format_table(output))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

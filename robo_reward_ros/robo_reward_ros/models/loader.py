@@ -1,0 +1,32 @@
+"""One entry point from a model id or directory to a ready reward backend."""
+from typing import Any
+
+from . import checkpoint_layout as layout
+from .reward_model import RewardModel
+
+BACKENDS = ("auto", "robometer", "roboreward", "topreward")
+
+
+def load_reward_model(model: str, backend: str = "auto", precision: str = "bf16", device: str = "auto",
+                      **options: Any) -> RewardModel:
+    """Build the backend for ``model``; ``auto`` recognises Robometer's layout.
+
+    A plain Qwen3-VL checkpoint can be a RoboReward fine-tune or TOPReward's instruct model, which
+    its files cannot tell apart, so ``backend`` must then be given.
+    """
+    if backend not in BACKENDS:
+        raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")
+    if backend == "auto":
+        kind = layout.detect_backend(layout.load_config_json(model))
+        if kind != "robometer":
+            raise layout.CheckpointError(f"{model}: a plain Qwen3-VL checkpoint; pass backend='roboreward' "
+                                         "(RoboReward fine-tunes) or backend='topreward' (an instruct model)")
+        backend = kind
+    if backend == "robometer":
+        from .robometer import RobometerBackend
+        return RobometerBackend(model, precision=precision, device=device, **options)
+    if backend == "roboreward":
+        from .roboreward import RoboRewardBackend
+        return RoboRewardBackend(model, precision=precision, device=device, **options)
+    from .topreward import TOPRewardBackend
+    return TOPRewardBackend(model, precision=precision, device=device, **options)

@@ -1,0 +1,66 @@
+"""Precision and device choices, turned into ``from_pretrained`` arguments.
+
+bf16 is the published dtype and the fastest on CPU; nf4 is how a 4B model fits an 8 GB GPU;
+int8 trades speed for memory on GPU. bitsandbytes >= 0.50 also runs both on CPU (layer widths
+must be multiples of 64 for 4-bit).
+"""
+from typing import Any, Dict, List, Optional
+
+import torch
+
+PRECISIONS = ("fp32", "bf16", "fp16", "nf4", "int8")
+DEVICES = ("auto", "cuda", "cpu")
+QUANTIZED = ("nf4", "int8")
+
+
+def resolve_device(device: str = "auto") -> torch.device:
+    """``auto`` means the first CUDA device when there is one, else the CPU."""
+    if device not in DEVICES and not str(device).startswith("cuda:"):
+        raise ValueError(f"device must be one of {DEVICES} or 'cuda:N', got {device!r}")
+    if device == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    if str(device).startswith("cuda") and not torch.cuda.is_available():
+        raise RuntimeError(f"device {device!r} requested but torch sees no CUDA device")
+    return torch.device(device)
+
+
+def compute_dtype(precision: str, device: torch.device) -> torch.dtype:
+    """The dtype activations run in: fp32 for fp32; bf16 for quantized and bf16 weights."""
+    if precision not in PRECISIONS:
+        raise ValueError(f"precision must be one of {PRECISIONS}, got {precision!r}")
+    if precision == "fp32":
+        return torch.float32
+    if precision == "fp16" or precision == "int8":
+        return torch.float16  # LLM.int8 matmuls run in fp16 whatever the input dtype
+    if precision in QUANTIZED and device.type == "cuda" and not torch.cuda.is_bf16_supported():
+        return torch.float16
+    return torch.bfloat16
+
+
+def quantization_config(precision: str, device: torch.device, skip_modules: Optional[List[str]] = None):
+    """A ``BitsAndBytesConfig`` for nf4/int8, or None for plain dtypes."""
+    if precision not in QUANTIZED:
+        return None
+    try:
+        import bitsandbytes  # noqa: F401  (fail here with a clear message, not deep inside transformers)
+    except ImportError as exc:
+        raise RuntimeError(f"precision {precision!r} needs the bitsandbytes package: {exc}") from exc
+    from transformers import BitsAndBytesConfig
+    skip = list(skip_modules or [])
+    if precision == "nf4":
+        return BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_quant_type="nf4",
+                                  bnb_4bit_compute_dtype=compute_dtype(precision, device),
+                                  bnb_4bit_use_double_quant=False, llm_int8_skip_modules=skip or None)
+    return BitsAndBytesConfig(load_in_8bit=True, llm_int8_skip_modules=skip or None)
+
+
+def from_pretrained_kwargs(precision: str, device: torch.device, skip_modules: Optional[List[str]] = None,
+                           already_quantized: bool = False) -> Dict[str, Any]:
+    """dtype, device map and quantization for ``from_pretrained``; never remote code, safetensors only."""
+    kwargs: Dict[str, Any] = {"dtype": compute_dtype(precision, device), "trust_remote_code": False,
+                              "use_safetensors": True, "device_map": {"": str(device)}}
+    if not already_quantized:
+        config = quantization_config(precision, device, skip_modules)
+        if config is not None:
+            kwargs["quantization_config"] = config
+    return kwargs

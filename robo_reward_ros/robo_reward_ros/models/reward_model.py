@@ -1,0 +1,93 @@
+"""The one interface every reward backend implements, and the data it exchanges.
+
+The node, the offline tools and the tests only see these types, so a backend can be swapped by a
+parameter without the task monitor knowing which model produced the numbers.
+"""
+import abc
+import dataclasses
+from typing import Any, Dict, Optional, Sequence
+
+import numpy as np
+
+
+@dataclasses.dataclass(frozen=True)
+class Frame:
+    """One camera image with the time it was taken (seconds, any monotonic clock)."""
+
+    stamp: float
+    rgb: np.ndarray  # HxWx3 uint8, RGB order
+
+
+@dataclasses.dataclass(frozen=True)
+class Capabilities:
+    """What a backend outputs, so the monitor uses only what is there."""
+
+    progress: bool = True
+    success: bool = False
+    preference: bool = False
+
+
+@dataclasses.dataclass
+class ModelOutput:
+    """Per-frame outputs of one reward query.
+
+    ``progress[i]`` (and ``success[i]`` when present) belong to the frame taken at ``stamps[i]``;
+    ``progress[-1]`` is the reward for the newest frame. ``input_stamps`` are the frames the model
+    saw (after frame selection and padding), which may be more than the frames that get a value.
+    """
+
+    progress: np.ndarray
+    stamps: np.ndarray
+    backend: str
+    success: Optional[np.ndarray] = None
+    input_stamps: Optional[np.ndarray] = None
+    extras: Dict[str, Any] = dataclasses.field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.progress = np.asarray(self.progress, dtype=np.float32)
+        self.stamps = np.asarray(self.stamps, dtype=np.float64)
+        if self.input_stamps is not None:
+            self.input_stamps = np.asarray(self.input_stamps, dtype=np.float64)
+        if self.progress.shape != self.stamps.shape:
+            raise ValueError(f"progress {self.progress.shape} and stamps {self.stamps.shape} differ")
+        if self.success is not None:
+            self.success = np.asarray(self.success, dtype=np.float32)
+            if self.success.shape != self.progress.shape:
+                raise ValueError(f"success {self.success.shape} and progress {self.progress.shape} differ")
+
+
+def check_frames(frames: Sequence[Frame]) -> None:
+    """Reject input the vision preprocessing would silently misread."""
+    if len(frames) == 0:
+        raise ValueError("at least one frame is needed")
+    for frame in frames:
+        rgb = frame.rgb
+        if not isinstance(rgb, np.ndarray) or rgb.ndim != 3 or rgb.shape[2] != 3:
+            raise ValueError(f"frame at {frame.stamp} must be an HxWx3 array, got {getattr(rgb, 'shape', type(rgb))}")
+        if rgb.dtype != np.uint8:
+            raise ValueError(f"frame at {frame.stamp} must be uint8 RGB, got {rgb.dtype}")
+
+
+class RewardModel(abc.ABC):
+    """A vision-language reward model behind one interface.
+
+    Backends keep per-episode state (feature caches, TOPReward's causal normaliser), so the owner
+    calls :meth:`reset` at episode or stage boundaries and :meth:`close` to free the weights.
+    """
+
+    name: str = "reward_model"
+    capabilities: Capabilities = Capabilities()
+
+    @abc.abstractmethod
+    def score(self, instruction: str, frames: Sequence[Frame]) -> ModelOutput:
+        """Score a chronological window of frames against the instruction."""
+
+    def prefer(self, instruction: str, clip_a: Sequence[Frame], clip_b: Sequence[Frame]) -> float:
+        """Probability that clip A makes more progress on the instruction than clip B."""
+        raise NotImplementedError(f"{self.name} does not compare two clips")
+
+    def reset(self) -> None:
+        """Forget per-episode state; the weights stay loaded."""
+
+    def close(self) -> None:
+        """Release the weights and any accelerator memory."""

@@ -1,0 +1,186 @@
+"""Deterministic tiny checkpoints in the published on-disk layouts, built offline.
+
+Real transformers Qwen3-VL classes at tiny sizes (widths multiples of 64 so bitsandbytes 4-bit
+runs on CPU), Qwen's real vocabulary and special-token ids, so the loaders and inference paths the
+robot runs on the real weights run in tests in seconds.
+
+    python -m robo_reward_ros.models.tiny_checkpoints --layout robometer|roboreward|qwen3vl OUT_DIR
+
+Layouts:
+- ``qwen3vl``: a Qwen3-VL-Instruct directory (TOPReward's model): config.json,
+  model.safetensors, generation_config.json, tokenizer, chat template, processor JSONs.
+- ``roboreward``: the same layout (RoboReward-4B/8B are plain Qwen3-VL fine-tunes).
+- ``robometer``: ``robometer/Robometer-4B`` layout: config.json (``architectures: ["RFM"]``),
+  config.yaml, ``model-0000N-of-00002.safetensors`` + index, no tokenizer; its config.yaml's
+  ``base_model_id`` points at ``OUT_DIR/base_model`` (a tiny ``qwen3vl`` layout).
+"""
+import argparse
+import json
+import os
+import sys
+from typing import Dict, Optional
+
+import torch
+from safetensors.torch import save_file
+
+from .offline_qwen_tokenizer import build_qwen3_vl_tokenizer
+from .robometer_special_tokens import ROBOMETER_SPECIAL_TOKENS
+
+LAYOUTS = ("robometer", "roboreward", "qwen3vl")
+QWEN_BASE_VOCAB = 151669  # real Qwen3-VL tokenizer length (vocab + added tokens)
+QWEN3_VL_EMBEDDING_ROWS = 151936  # Qwen3-VL-4B-Instruct's padded embedding table
+ROBOMETER_VOCAB = QWEN_BASE_VOCAB + len(ROBOMETER_SPECIAL_TOKENS)  # 151674
+SEED = 1234
+
+# Image processor settings of Qwen3-VL-Instruct (reward-models.md 1.5, ml-offline.md).
+PREPROCESSOR_CONFIG = {
+    "image_processor_type": "Qwen2VLImageProcessor", "processor_class": "Qwen3VLProcessor",
+    "do_resize": True, "do_rescale": True, "rescale_factor": 1 / 255, "do_normalize": True,
+    "do_convert_rgb": True, "image_mean": [0.5, 0.5, 0.5], "image_std": [0.5, 0.5, 0.5],
+    "patch_size": 16, "merge_size": 2, "temporal_patch_size": 2,
+    "size": {"shortest_edge": 65536, "longest_edge": 16777216},
+}
+VIDEO_PREPROCESSOR_CONFIG = {
+    "video_processor_type": "Qwen3VLVideoProcessor", "processor_class": "Qwen3VLProcessor",
+    "do_resize": True, "do_rescale": True, "rescale_factor": 1 / 255, "do_normalize": True,
+    "do_convert_rgb": True, "image_mean": [0.5, 0.5, 0.5], "image_std": [0.5, 0.5, 0.5],
+    "patch_size": 16, "merge_size": 2, "temporal_patch_size": 2, "fps": 2, "do_sample_frames": True,
+    "size": {"shortest_edge": 4096, "longest_edge": 25165824},
+}
+ROBOMETER_CONFIG_YAML = """\
+# Tiny stand-in for robometer/Robometer-4B's config.yaml (fields the loader reads).
+model:
+  base_model_id: {base_model_id}
+  use_per_frame_progress_token: true
+  frame_pooling: mean
+  average_temporal_patches: false
+  use_unsloth: true
+data:
+  use_multi_image: true
+  max_frames: 8
+loss:
+  progress_loss_type: discrete
+  progress_discrete_bins: 10
+training:
+  predict_pref_progress: true
+"""
+
+
+def tiny_qwen3_vl_config(vocab_size: int, architectures):
+    """A Qwen3-VL config with the 4B model's structure at tiny widths (all multiples of 64)."""
+    from transformers import Qwen3VLConfig
+    text = dict(vocab_size=vocab_size, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+                num_attention_heads=4, num_key_value_heads=2, head_dim=16, max_position_embeddings=4096,
+                rms_norm_eps=1e-6, tie_word_embeddings=True,
+                rope_parameters={"rope_type": "default", "rope_theta": 5000000.0,
+                                 "mrope_section": [4, 2, 2], "mrope_interleaved": True})
+    vision = dict(depth=2, hidden_size=64, intermediate_size=128, num_heads=4, in_channels=3, patch_size=16,
+                  spatial_merge_size=2, temporal_patch_size=2, out_hidden_size=64, num_position_embeddings=256,
+                  deepstack_visual_indexes=[0, 1])
+    config = Qwen3VLConfig(text_config=text, vision_config=vision, image_token_id=151655, video_token_id=151656,
+                           vision_start_token_id=151652, vision_end_token_id=151653, tie_word_embeddings=True)
+    config.architectures = list(architectures)
+    return config
+
+
+def _write_json(path: str, data: Dict) -> None:
+    with open(path, "w", encoding="utf-8") as handle:
+        json.dump(data, handle, indent=2, sort_keys=True)
+        handle.write("\n")
+
+
+def _write_tokenizer_and_processor(out_dir: str, tokenizer) -> None:
+    tokenizer.save_pretrained(out_dir)
+    with open(os.path.join(out_dir, "chat_template.jinja"), "w", encoding="utf-8") as handle:
+        handle.write(tokenizer.chat_template)
+    _write_json(os.path.join(out_dir, "preprocessor_config.json"), PREPROCESSOR_CONFIG)
+    _write_json(os.path.join(out_dir, "video_preprocessor_config.json"), VIDEO_PREPROCESSOR_CONFIG)
+
+
+def _bf16_state(module: torch.nn.Module) -> Dict[str, torch.Tensor]:
+    return {k: v.detach().to(torch.bfloat16).contiguous() for k, v in module.state_dict().items()}
+
+
+def build_qwen3vl(out_dir: str, seed: int = SEED) -> str:
+    """A tiny Qwen3-VL-Instruct checkpoint directory (single bf16 safetensors file)."""
+    from transformers import GenerationConfig, Qwen3VLForConditionalGeneration
+    os.makedirs(out_dir, exist_ok=True)
+    tokenizer = build_qwen3_vl_tokenizer()
+    config = tiny_qwen3_vl_config(QWEN3_VL_EMBEDDING_ROWS, ["Qwen3VLForConditionalGeneration"])
+    config.dtype = "bfloat16"
+    torch.manual_seed(seed)
+    model = Qwen3VLForConditionalGeneration(config).eval()
+    state = _bf16_state(model)
+    state.pop("lm_head.weight", None)  # tied to the embeddings, as published
+    save_file(state, os.path.join(out_dir, "model.safetensors"), metadata={"format": "pt"})
+    config.save_pretrained(out_dir)
+    GenerationConfig(bos_token_id=151643, eos_token_id=[151645, 151643], pad_token_id=151643, do_sample=False
+                     ).save_pretrained(out_dir)
+    _write_tokenizer_and_processor(out_dir, tokenizer)
+    return out_dir
+
+
+def build_roboreward(out_dir: str, seed: int = SEED + 1) -> str:
+    """RoboReward-4B/8B are plain Qwen3-VL fine-tunes: the same layout, other weights."""
+    return build_qwen3vl(out_dir, seed)
+
+
+def build_robometer(out_dir: str, seed: int = SEED + 2, base_model_dir: Optional[str] = None) -> str:
+    """A tiny ``robometer/Robometer-4B`` layout plus the base model its config.yaml names."""
+    from .robometer_modeling import HEAD_NAMES, RobometerModel
+    os.makedirs(out_dir, exist_ok=True)
+    base_model_dir = os.path.abspath(base_model_dir or os.path.join(out_dir, "base_model"))
+    if not os.path.isfile(os.path.join(base_model_dir, "config.json")):
+        build_qwen3vl(base_model_dir, seed + 100)
+    config = tiny_qwen3_vl_config(ROBOMETER_VOCAB, ["RFM"])
+    config.dtype = "bfloat16"
+    torch.manual_seed(seed)
+    model = RobometerModel(config).eval()
+    with torch.no_grad():  # spread the head outputs so per-frame values differ visibly in tests
+        for name in HEAD_NAMES:
+            for index in (0, 4):
+                layer = getattr(model, name)[index]
+                layer.weight.normal_(0.0, 0.5)
+                layer.bias.normal_(0.0, 0.1)
+    state = _bf16_state(model)
+    keys = sorted(state)
+    shards = [[k for k in keys if k.startswith("model.language_model.")],
+              [k for k in keys if not k.startswith("model.language_model.")]]
+    weight_map, total = {}, 0
+    for number, shard_keys in enumerate(shards, start=1):
+        name = f"model-{number:05d}-of-{len(shards):05d}.safetensors"
+        save_file({k: state[k] for k in shard_keys}, os.path.join(out_dir, name), metadata={"format": "pt"})
+        for key in shard_keys:
+            weight_map[key] = name
+            total += state[key].numel() * state[key].element_size()
+    _write_json(os.path.join(out_dir, "model.safetensors.index.json"),
+                {"metadata": {"total_size": total}, "weight_map": weight_map})
+    config_dict = config.to_dict()
+    config_dict.pop("transformers_version", None)
+    _write_json(os.path.join(out_dir, "config.json"), config_dict)
+    with open(os.path.join(out_dir, "config.yaml"), "w", encoding="utf-8") as handle:
+        handle.write(ROBOMETER_CONFIG_YAML.format(base_model_id=base_model_dir))
+    return out_dir
+
+
+BUILDERS = {"robometer": build_robometer, "roboreward": build_roboreward, "qwen3vl": build_qwen3vl}
+
+
+def build_checkpoint(layout: str, out_dir: str) -> str:
+    if layout not in BUILDERS:
+        raise ValueError(f"layout must be one of {LAYOUTS}, got {layout!r}")
+    return BUILDERS[layout](out_dir)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--layout", choices=LAYOUTS, required=True)
+    parser.add_argument("out_dir")
+    args = parser.parse_args(argv)
+    path = build_checkpoint(args.layout, args.out_dir)
+    print(path)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,126 @@
+"""TOPReward backend: training-free progress from log P(" True") of a Qwen3-VL instruct model.
+
+Prompt, scored token and frame sizing follow reward-models.md section 3 (default
+``add_chat_template=False`` as upstream and LeRobot). Online, each query scores the current window
+as one video and the causal normaliser turns the log-probability into progress; offline,
+``score_episode`` scores the upstream prefix schedule and normalises with hindsight.
+"""
+import gc
+from typing import List, Optional, Sequence, Tuple
+
+import numpy as np
+import torch
+
+from .frame_selection import tail_indices
+from .precision import resolve_device
+from .qwen3vl_loading import load_qwen3vl
+from .qwen_sequences import QwenSequence
+from .reward_model import Capabilities, Frame, ModelOutput, RewardModel, check_frames
+from .topreward_normalization import CausalMinMax, hindsight_progress, prefix_lengths
+from .topreward_prefix_cache import PrefixKVCache, last_two_logits_uncached
+from .video_blocks import video_blocks
+from .vision_feature_cache import VisionFeatureCache
+from .vision_preprocessing import video_smart_resize
+
+PREFIX = "The above video shows a robot manipulation trajectory that completes the following task: "
+QUESTION = "{instruction} Decide whether the above statement is True or not. The answer is:"
+FRAME_SIZE = 244  # upstream PIL-resizes every frame to 244x244; the processor then rounds to 256
+
+
+class TOPRewardBackend(RewardModel):
+    """Zero-shot progress; declares progress only (P("True") is reported in ``extras``)."""
+
+    name = "topreward"
+    capabilities = Capabilities(progress=True, success=False, preference=False)
+
+    def __init__(self, model_id: str, precision: str = "bf16", device: str = "auto", max_frames: int = 16,
+                 video_fps: float = 2.0, add_chat_template: bool = False, cache_vision: bool = True,
+                 cache_prefix: bool = True, min_span: float = 0.5, ceiling: Optional[float] = None) -> None:
+        self.model_id = model_id
+        self.device = resolve_device(device)
+        self.model, self.processing = load_qwen3vl(model_id, precision, self.device, padding_side="left")
+        self.max_frames = int(max_frames)
+        self.video_fps = float(video_fps)
+        self.add_chat_template = add_chat_template
+        self.vision_cache = VisionFeatureCache(enabled=cache_vision)
+        self.prefix_cache = PrefixKVCache(enabled=cache_prefix)
+        self.normaliser = CausalMinMax(min_span=min_span, ceiling=ceiling)
+        self.true_id = int(self.processing.encode(" True")[0])
+        self.false_id = int(self.processing.encode(" False")[0])
+
+    def sequence(self, instruction: str, frames: Sequence[Frame]) -> QwenSequence:
+        """The scored prompt for a video of ``frames`` (frame indices 0..n-1 at ``video_fps``)."""
+        rgbs = [_square(f.rgb, FRAME_SIZE) for f in frames]
+        if len(rgbs) == 1:
+            rgbs = rgbs * 2  # a single index is duplicated upstream
+        video = self.processing.video
+        num = len(rgbs) + len(rgbs) % video.temporal_patch_size
+        size = video_smart_resize(num, FRAME_SIZE, FRAME_SIZE, video.factor, video.temporal_patch_size,
+                                  video.min_pixels, video.max_pixels)
+        vision, prompt_blocks, whole = video_blocks(rgbs, size, video, range(len(rgbs)), self.video_fps)
+        if self.add_chat_template:
+            text = PREFIX + QUESTION.format(instruction=instruction)
+            messages = [{"role": "user", "content": [{"type": "video"}, {"type": "text", "text": text}]}]
+            prompt = self.processing.render(messages, add_generation_prompt=True) + "True"
+        else:
+            messages = [{"role": "user", "content": [{"type": "video"}, {"type": "text", "text": PREFIX}]}]
+            rendered = self.processing.render(messages, add_generation_prompt=False)
+            eos = self.processing.tokenizer.eos_token
+            prompt = rendered.split(eos, 1)[0] + instruction + QUESTION[len("{instruction}"):] + " True"
+        ids = self.processing.encode(self.processing.expand(prompt, videos=[prompt_blocks]))
+        patches, grid = whole()
+        return QwenSequence(ids, self.processing.mm_token_type_ids(ids), vision, "video", patches, grid)
+
+    def log_probs(self, instruction: str, frames: Sequence[Frame], use_cache: Optional[bool] = None
+                  ) -> Tuple[float, float]:
+        """(log P(True), log P(False)) at the answer position, for a video of ``frames``."""
+        check_frames(frames)
+        seq = self.sequence(instruction, frames)
+        if use_cache is None:
+            use_cache = self.prefix_cache.enabled or self.vision_cache.enabled
+        if use_cache:
+            logits = self.prefix_cache.last_two_logits(self.model, seq, self.vision_cache,
+                                                       self.processing.video.merge_size, self.device)
+        else:
+            logits = last_two_logits_uncached(self.model, seq, self.device)
+        log_softmax = torch.log_softmax(logits[0], dim=-1)
+        scored = int(seq.input_ids[-1])
+        return float(log_softmax[scored]), float(log_softmax[self.false_id])
+
+    def score(self, instruction: str, frames: Sequence[Frame]) -> ModelOutput:
+        """Online: the newest ``max_frames`` as one video, normalised causally within the episode."""
+        window = [frames[i] for i in tail_indices(len(frames), self.max_frames)]
+        log_true, log_false = self.log_probs(instruction, window)
+        progress = self.normaliser.update(log_true)
+        return ModelOutput(progress=[progress], stamps=[window[-1].stamp], backend=self.name,
+                           input_stamps=[f.stamp for f in window],
+                           extras={"log_prob_true": log_true, "log_prob_false": log_false,
+                                   "p_true": float(np.exp(log_true))})
+
+    def score_episode(self, instruction: str, frames: Sequence[Frame], num_samples: int = 15,
+                      use_cache: Optional[bool] = None) -> ModelOutput:
+        """Offline: prefix rewards on the upstream schedule, hindsight min-max onto every frame."""
+        check_frames(frames)
+        lengths = prefix_lengths(len(frames), num_samples)
+        rewards = [self.log_probs(instruction, frames[:length], use_cache)[0] for length in lengths]
+        progress = hindsight_progress(lengths, rewards, len(frames))
+        return ModelOutput(progress=progress, stamps=[f.stamp for f in frames], backend=self.name,
+                           input_stamps=[f.stamp for f in frames],
+                           extras={"prefix_lengths": lengths, "log_prob_true": rewards})
+
+    def reset(self) -> None:
+        self.normaliser.reset()
+        self.prefix_cache.clear()
+        self.vision_cache.clear()
+
+    def close(self) -> None:
+        self.reset()
+        self.model = None
+        gc.collect()
+        if self.device.type == "cuda":
+            torch.cuda.empty_cache()
+
+
+def _square(rgb: np.ndarray, side: int) -> np.ndarray:
+    from .vision_preprocessing import resize_rgb
+    return resize_rgb(rgb, side, side)

@@ -1,0 +1,155 @@
+import json
+import os
+import shutil
+
+import numpy as np
+import pytest
+import torch
+
+from model_fixtures import make_frames
+from robo_reward_ros.models import CheckpointError, load_reward_model
+from robo_reward_ros.models.robometer import PROGRESS_PROMPT
+from robo_reward_ros.models.robometer_modeling import decode_progress
+from robo_reward_ros.models.vision_preprocessing import normalize, patchify_frames
+
+PROG = "<|prog_token|>"
+
+
+def test_special_tokens_land_at_the_documented_ids(robometer_fp32):
+    assert robometer_fp32.token_ids == {"<|split_token|>": 151669, "<|reward_token|>": 151670,
+                                        "<|pref_token|>": 151671, "<|sim_token|>": 151672, "<|prog_token|>": 151673}
+
+
+def test_progress_prompt_renders_per_contract(robometer_fp32):
+    frames = make_frames(2)
+    seq = robometer_fp32.progress_sequence("stack the cup", frames)
+    text = robometer_fp32.processing.tokenizer.decode(seq.input_ids).replace("<|image_pad|>", "")
+    prompt = PROGRESS_PROMPT.format(task="stack the cup")
+    expected = (f"<|im_start|>user\n{prompt}Picture 1: <|vision_start|><|vision_end|>{PROG}"
+                f"Picture 2: <|vision_start|><|vision_end|>{PROG}<|im_end|>\n")
+    assert text == expected
+    # 224x224 stays 224x224 (a multiple of 32): 14x14 patches, 49 merged tokens per image
+    assert int((seq.input_ids == 151655).sum()) == 2 * 49
+    assert [b.grid for b in seq.blocks] == [(1, 14, 14), (1, 14, 14)]
+
+
+def test_score_has_contract_shapes_and_ranges(robometer_fp32):
+    frames = make_frames(11)
+    out = robometer_fp32.score("stack the cup", frames)
+    assert out.backend == "robometer"
+    assert len(out.input_stamps) == 8 and out.input_stamps[0] == frames[0].stamp
+    assert out.input_stamps[-1] == frames[-1].stamp
+    assert out.progress.shape == out.success.shape == out.stamps.shape == (8,)
+    assert np.all((out.progress >= 0) & (out.progress <= 1))
+    assert np.all((out.success > 0) & (out.success < 1))
+    assert len(set(np.round(out.progress, 6))) > 1  # per-frame values, not one broadcast number
+
+
+def test_short_window_is_padded_and_reported_once_per_frame(robometer_fp32):
+    frames = make_frames(3)
+    out = robometer_fp32.score("stack the cup", frames)
+    assert len(out.input_stamps) == 8 and list(out.input_stamps[3:]) == [frames[-1].stamp] * 5
+    assert list(out.stamps) == [f.stamp for f in frames]
+
+
+def test_decode_progress_is_expected_bin_centre():
+    uniform = decode_progress(torch.zeros(1, 10))
+    assert torch.allclose(uniform, torch.tensor([0.5]))
+    peaked = torch.full((1, 10), -50.0)
+    peaked[0, 9] = 50.0
+    assert torch.allclose(decode_progress(peaked), torch.tensor([1.0]))
+    probs = torch.zeros(1, 10)
+    probs[0, 2] = 1.0  # already a distribution: used as is
+    assert torch.allclose(decode_progress(probs), torch.tensor([2 / 9]))
+
+
+def test_cached_vision_features_match_uncached_over_a_sliding_window(robometer_fp32):
+    frames = make_frames(12, seed=3)
+    robometer_fp32.reset()
+    for end in (8, 9, 10, 12):
+        seq = robometer_fp32.progress_sequence("open the drawer", robometer_fp32.select(frames[:end]))
+        cached = robometer_fp32.last_hidden_states([seq], use_cache=True)
+        uncached = robometer_fp32.last_hidden_states([seq], use_cache=False)
+        assert torch.max(torch.abs(cached - uncached)).item() <= 1e-4
+    assert robometer_fp32.cache.hits > 0
+    assert len(robometer_fp32.cache) <= 8
+
+
+def test_batch_of_cameras_equals_separate_queries(robometer_fp32):
+    a, b = make_frames(8, seed=4), make_frames(5, seed=5)
+    batched = robometer_fp32.score_batch("wipe", [a, b])
+    for clip, out in zip((a, b), batched):
+        single = robometer_fp32.score("wipe", clip)
+        np.testing.assert_allclose(out.progress, single.progress, atol=1e-4)
+        np.testing.assert_allclose(out.success, single.success, atol=1e-4)
+
+
+def test_preference_prompt_and_probability(robometer_fp32):
+    a, b = make_frames(4, seed=6), make_frames(4, seed=7)
+    seq = robometer_fp32.preference_sequence("stack", robometer_fp32.select(a), robometer_fp32.select(b))
+    text = robometer_fp32.processing.tokenizer.decode(seq.input_ids).replace("<|image_pad|>", "")
+    assert "This is Trajectory A. Picture 1: " in text and "<|split_token|>This is Trajectory B. Picture 9: " in text
+    assert text.endswith("Now predict the preference between the two trajectories.<|pref_token|><|im_end|>\n")
+    assert text.count(PROG) == 16
+    p_ab = robometer_fp32.prefer("stack", a, b)
+    assert 0.0 < p_ab < 1.0
+    assert p_ab != robometer_fp32.prefer("stack", b, a)
+
+
+def test_image_patches_match_transformers_image_processor(robometer_fp32):
+    from transformers.models.qwen2_vl.image_processing_pil_qwen2_vl import Qwen2VLImageProcessorPil
+    rgb = make_frames(1, height=96, width=128)[0].rgb
+    reference = Qwen2VLImageProcessorPil(patch_size=16, merge_size=2, temporal_patch_size=2, image_mean=[0.5] * 3,
+                                         image_std=[0.5] * 3, do_resize=False)(images=[rgb], return_tensors="np")
+    ours, grid = patchify_frames([normalize(rgb, [0.5] * 3, [0.5] * 3)], 16, 2, 2)
+    assert list(reference["image_grid_thw"][0]) == list(grid)
+    np.testing.assert_allclose(ours, reference["pixel_values"], atol=1e-6)
+
+
+def _copy(src, dst):
+    shutil.copytree(src, dst, ignore=shutil.ignore_patterns("base_model"))
+    return str(dst)
+
+
+def test_missing_shard_is_named(tiny_robometer_dir, tmp_path):
+    broken = _copy(tiny_robometer_dir, tmp_path / "ckpt")
+    os.remove(os.path.join(broken, "model-00002-of-00002.safetensors"))
+    with pytest.raises(CheckpointError, match="model-00002-of-00002.safetensors"):
+        load_reward_model(broken, precision="fp32", device="cpu")
+
+
+def test_wrong_architecture_is_named(tiny_robometer_dir, tmp_path):
+    broken = _copy(tiny_robometer_dir, tmp_path / "ckpt")
+    path = os.path.join(broken, "config.json")
+    config = json.load(open(path))
+    config["architectures"] = ["LlamaForCausalLM"]
+    json.dump(config, open(path, "w"))
+    with pytest.raises(CheckpointError, match="unsupported architecture.*LlamaForCausalLM"):
+        load_reward_model(broken, precision="fp32", device="cpu")
+
+
+def test_bin_only_checkpoint_is_refused(tiny_robometer_dir, tmp_path):
+    broken = _copy(tiny_robometer_dir, tmp_path / "ckpt")
+    for name in os.listdir(broken):
+        if name.startswith("model"):
+            os.remove(os.path.join(broken, name))
+    open(os.path.join(broken, "pytorch_model.bin"), "wb").close()
+    with pytest.raises(CheckpointError, match="safetensors only"):
+        load_reward_model(broken, precision="fp32", device="cpu")
+
+
+def test_missing_tokenizer_names_the_base_model(tiny_robometer_dir, tmp_path):
+    broken = _copy(tiny_robometer_dir, tmp_path / "ckpt")
+    base = tmp_path / "base_without_tokenizer"
+    base.mkdir()
+    shutil.copy(os.path.join(tiny_robometer_dir, "base_model", "config.json"), base / "config.json")
+    yaml_path = os.path.join(broken, "config.yaml")
+    text = open(yaml_path).read().replace(os.path.join(tiny_robometer_dir, "base_model"), str(base))
+    open(yaml_path, "w").write(text)
+    with pytest.raises(CheckpointError, match="tokenizer"):
+        load_reward_model(broken, precision="fp32", device="cpu")
+
+
+def test_plain_qwen3vl_needs_an_explicit_backend(tiny_qwen3vl_dir):
+    with pytest.raises(CheckpointError, match="backend='roboreward'"):
+        load_reward_model(tiny_qwen3vl_dir, precision="fp32", device="cpu")
