@@ -26,6 +26,7 @@ setup(
         "console_scripts": [
             "reward_node = robo_reward_ros.reward_node:main",
             "synthetic_camera = robo_reward_ros.synthetic_camera:main",
+            "robo-reward = robo_reward_ros.cli.main:main",
         ],
     },
 )

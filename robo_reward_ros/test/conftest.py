@@ -21,4 +21,4 @@ os.environ.pop("ROS_LOCALHOST_ONLY", None)
 os.environ["ROS_LOG_DIR"] = tempfile.mkdtemp(prefix="robo_reward_test_roslog_")
 os.environ.setdefault("RCUTILS_LOGGING_BUFFERED_STREAM", "0")
 
-pytest_plugins = ["ros_fixtures"]
+pytest_plugins = ["ros_fixtures", "model_fixtures"]

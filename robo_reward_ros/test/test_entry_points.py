@@ -30,8 +30,28 @@ def test_setup_cfg_installs_scripts_where_ros2_run_finds_them():
 EXPECTED_NODES = {"reward_node": "reward_node", "synthetic_camera": "synthetic_camera"}
 
 
+# Command-line tools (not nodes): each must answer --help without error.
+EXPECTED_TOOLS = {"robo-reward"}
+
+
 def test_every_console_script_is_covered():
-    assert set(console_scripts()) == set(EXPECTED_NODES)
+    assert set(console_scripts()) == set(EXPECTED_NODES) | EXPECTED_TOOLS
+
+
+@pytest.mark.parametrize("tool", sorted(EXPECTED_TOOLS))
+def test_tool_answers_help(tool):
+    import subprocess
+    result = subprocess.run([installed_executable(tool), "--help"], capture_output=True, text=True,
+                            timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert "usage:" in result.stdout and "score" in result.stdout
+
+
+def test_robo_reward_refuses_an_unknown_command():
+    import subprocess
+    result = subprocess.run([installed_executable("robo-reward"), "frobnicate"],
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 2 and "unknown command 'frobnicate'" in result.stderr
 
 
 @pytest.mark.parametrize("executable", sorted(EXPECTED_NODES))
