@@ -10,17 +10,10 @@ many seconds instead.
 """
 from __future__ import annotations
 
-import dataclasses
 import threading
 from typing import List, Optional
 
-import numpy as np
-
-
-@dataclasses.dataclass(frozen=True)
-class Frame:
-    stamp: float  # seconds (frame stamps, not wall time)
-    pixels: np.ndarray  # RGB uint8 (height, width, 3)
+from robo_reward_ros.core.frame import Frame
 
 
 class FrameRejected(ValueError):

@@ -9,13 +9,7 @@ from typing import Any, Dict, Optional, Sequence
 
 import numpy as np
 
-
-@dataclasses.dataclass(frozen=True)
-class Frame:
-    """One camera image with the time it was taken (seconds, any monotonic clock)."""
-
-    stamp: float
-    rgb: np.ndarray  # HxWx3 uint8, RGB order
+from ..core.frame import Frame  # noqa: F401  (re-exported: part of the model interface)
 
 
 @dataclasses.dataclass(frozen=True)
