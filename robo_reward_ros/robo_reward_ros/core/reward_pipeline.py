@@ -1,0 +1,225 @@
+"""Frames -> stage window -> reward model -> task monitor: the one reward loop.
+
+The node runs it live (frames from the executor thread, ``step`` on the inference thread) and
+the offline tools run it on bags, so both decide the same way. The model runs outside the
+lock: a service call or a new frame never waits for inference, and a result computed on a stage
+or episode that ended meanwhile is dropped instead of being credited to the next one.
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+import threading
+import time
+from typing import Dict, List, Optional, Sequence, Tuple
+
+from robo_reward_ros.core.events import RewardEstimate, StageAdvanced
+from robo_reward_ros.core.frame import Frame
+from robo_reward_ros.core.frame_window import FrameWindow
+from robo_reward_ros.core.task_monitor import MonitorState, MonitorUpdate, TaskMonitor
+from robo_reward_ros.core.task_spec import TaskSpec
+
+
+@dataclasses.dataclass(frozen=True)
+class WindowConfig:
+    """Per-camera window bounds (see FrameWindow); ``min_frames`` before the first score."""
+
+    max_frames: int = 32
+    min_interval_sec: float = 0.1
+    max_age_sec: float = 0.0
+    min_frames: int = 1
+
+
+@dataclasses.dataclass(frozen=True)
+class CameraResult:
+    """One camera's scoring in a step: what the model said and what the monitor made of it."""
+
+    camera: str
+    estimate: RewardEstimate
+    update: MonitorUpdate
+    frame_count: int  # frames of the window the model was given
+
+
+@dataclasses.dataclass(frozen=True)
+class StepReport:
+    results: Tuple[CameraResult, ...] = ()
+    # Updates not tied to one camera's estimate (a model-error event after repeated failures).
+    updates: Tuple[MonitorUpdate, ...] = ()
+    error: str = ""  # why this step's scoring failed ("" when it did not)
+    dropped: int = 0  # estimates discarded because the stage/episode changed while scoring
+
+
+class ModelErrorPolicy:
+    """Consecutive model failures: back off between attempts, report after ``report_after``.
+
+    One failure (a transient out-of-memory) only skips a step; a persistent one becomes a
+    model-error event. Wait before attempt n+1 is min(base * 2**(n-1), max) seconds.
+    """
+
+    def __init__(self, report_after: int = 3, base_backoff_sec: float = 0.5,
+                 max_backoff_sec: float = 10.0) -> None:
+        if report_after < 1 or base_backoff_sec < 0.0 or max_backoff_sec < base_backoff_sec:
+            raise ValueError("report_after >= 1 and 0 <= base_backoff_sec <= max_backoff_sec")
+        self.report_after = report_after
+        self.base = base_backoff_sec
+        self.max = max_backoff_sec
+        self.consecutive = 0
+        self.total = 0
+        self._retry_at = 0.0
+
+    def ready(self, now: float) -> bool:
+        return now >= self._retry_at
+
+    def failed(self, now: float) -> bool:
+        """Record a failure; True when it should be reported as a model error."""
+        self.consecutive += 1
+        self.total += 1
+        self._retry_at = now + min(self.base * 2 ** (self.consecutive - 1), self.max)
+        return self.consecutive == self.report_after
+
+    def succeeded(self) -> None:
+        self.consecutive = 0
+        self._retry_at = 0.0
+
+
+class RewardPipeline:
+    def __init__(self, model, monitor: TaskMonitor, cameras: Sequence[str],
+                 window: WindowConfig = WindowConfig(),
+                 errors: Optional[ModelErrorPolicy] = None, clock=time.monotonic) -> None:
+        if not cameras:
+            raise ValueError("at least one camera is needed")
+        self.model = model
+        self.monitor = monitor
+        self.window_config = window
+        self.windows: Dict[str, FrameWindow] = {
+            camera: FrameWindow(window.max_frames, window.min_interval_sec, window.max_age_sec)
+            for camera in cameras}
+        self.errors = errors or ModelErrorPolicy()
+        self._clock = clock
+        self._lock = threading.RLock()
+        self._task: Optional[TaskSpec] = None
+        self._generation = 0  # changes whenever the frames being scored stop being current
+
+    # --- task and episode (any thread) ------------------------------------------------------
+    @property
+    def task(self) -> Optional[TaskSpec]:
+        return self._task
+
+    @property
+    def state(self) -> MonitorState:
+        with self._lock:
+            return self.monitor.state
+
+    def set_task(self, task: TaskSpec, stamp: float, start: bool,
+                 episode_id: Optional[str] = None) -> List[MonitorUpdate]:
+        """Replace the task; a running episode ends (aborted) first."""
+        with self._lock:
+            updates = [self.monitor.abort_episode(stamp, "the task changed")]
+            self._task = task
+            self._restart_windows(None, include_start=True)
+            if start:
+                updates.append(self._start(stamp, episode_id))
+            return [u for u in updates if u.events]
+
+    def start_episode(self, stamp: float, episode_id: Optional[str] = None,
+                      reason: str = "reset") -> List[MonitorUpdate]:
+        with self._lock:
+            if self._task is None:
+                raise RuntimeError("no task set: set a task before starting an episode")
+            updates = [self.monitor.abort_episode(stamp, reason), self._start(stamp, episode_id)]
+            return [u for u in updates if u.events]
+
+    def abort_episode(self, stamp: float, reason: str) -> MonitorUpdate:
+        with self._lock:
+            update = self.monitor.abort_episode(stamp, reason)
+            self._restart_windows(None, include_start=True)
+            return update
+
+    def _start(self, stamp: float, episode_id: Optional[str]) -> MonitorUpdate:
+        update = self.monitor.start_episode(self._task, stamp, episode_id)
+        self._restart_windows(stamp, include_start=True)
+        self.errors.succeeded()
+        return update
+
+    def _restart_windows(self, stamp: Optional[float], include_start: bool) -> None:
+        for window in self.windows.values():
+            window.restart(stamp, include_start)
+        self._generation += 1
+        self.model.reset()  # per-stage caches and normalisers must not carry over
+
+    # --- inputs (executor thread) ---------------------------------------------------------------
+    def add_frame(self, camera: str, frame: Frame) -> None:
+        """Raises FrameRejected (stamps back, previous stage) or KeyError (unknown camera)."""
+        self.windows[camera].add(frame)
+
+    # --- scoring (inference thread) -------------------------------------------------------------
+    def step(self) -> StepReport:
+        """Score the newest window of every camera that has enough frames."""
+        with self._lock:
+            if not self.monitor.running or not self.errors.ready(self._clock()):
+                return StepReport()
+            generation = self._generation
+            instruction = self.monitor.state.instruction
+            batch = [(camera, window.snapshot()) for camera, window in self.windows.items()]
+        batch = [(c, f) for c, f in batch if len(f) >= self.window_config.min_frames]
+        results: List[CameraResult] = []
+        dropped = 0
+        for camera, frames in batch:
+            started = time.perf_counter()
+            try:
+                output = self.model.score(instruction, frames)
+                estimate = RewardEstimate(
+                    stamp=frames[-1].stamp, camera=camera, progress=output.progress,
+                    frame_stamps=output.stamps, success_prob=output.success,
+                    backend=output.backend, latency_s=time.perf_counter() - started)
+            except Exception as exc:  # out of memory, NaN output, a bug: skip, back off, report
+                return self._failed(frames[-1].stamp, camera, exc, results, dropped)
+            with self._lock:
+                if generation != self._generation:
+                    dropped += 1
+                    continue
+                self.errors.succeeded()
+                update = self.monitor.update(estimate)
+                self._follow(update)
+                generation = self._generation
+            results.append(CameraResult(camera, estimate, update, len(frames)))
+        return StepReport(tuple(results), dropped=dropped)
+
+    def _failed(self, stamp: float, camera: str, exc: Exception, results: List[CameraResult],
+                dropped: int) -> StepReport:
+        error = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+        with self._lock:
+            updates: Tuple[MonitorUpdate, ...] = ()
+            if self.errors.failed(self._clock()):
+                updates = (self.monitor.report_model_error(
+                    stamp, f"{self.errors.consecutive} consecutive failures, last: {error}",
+                    camera),)
+        return StepReport(tuple(results), updates, error, dropped)
+
+    def _follow(self, update: MonitorUpdate) -> None:
+        for event in update.events:
+            if isinstance(event, StageAdvanced):
+                # Frames of the finished stage must not reach the next stage's model input.
+                self._restart_windows(event.window_start_stamp, include_start=False)
+
+    # --- time and health (executor thread) ------------------------------------------------------
+    def tick(self, stamp: float) -> MonitorUpdate:
+        with self._lock:
+            return self.monitor.tick(stamp)
+
+    def report_camera_stale(self, camera: str, stamp: float, age_sec: float) -> MonitorUpdate:
+        with self._lock:
+            return self.monitor.report_camera_stale(camera, stamp, age_sec)
+
+    def newest_stamp(self) -> Optional[float]:
+        stamps = [w.newest_stamp for w in self.windows.values() if w.newest_stamp is not None]
+        return max(stamps) if stamps else None
+
+    def close(self) -> None:
+        with self._lock:
+            self.monitor.close()
+
+
+def finite_or_nan(value: Optional[float]) -> float:
+    """Message fields have no None: unknown numbers travel as NaN."""
+    return float("nan") if value is None or not math.isfinite(value) else float(value)

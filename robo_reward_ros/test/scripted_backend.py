@@ -1,0 +1,60 @@
+"""A reward backend whose outputs the test controls through the camera images themselves.
+
+Each frame's progress is its mean red value / 255 and its success probability its mean green
+value / 255, so a test (or a camera publisher in another process) decides what the "model"
+says by the colour it paints, and everything downstream (window, monitor, node, messages) runs
+unchanged. Registered as backend ``pixel_scripted`` when this module is imported, which is
+what the node does with ``model.plugin_modules: [scripted_backend]``.
+"""
+from typing import Sequence
+
+import numpy as np
+
+from robo_reward_ros.models.backend_registry import register_backend
+from robo_reward_ros.models.reward_model import Capabilities, Frame, ModelOutput, RewardModel
+
+
+def painted(progress: float, success: float, size=(24, 32)) -> np.ndarray:
+    """An RGB frame that the scripted backend reads as (progress, success)."""
+    image = np.zeros(size + (3,), dtype=np.uint8)
+    image[..., 0] = int(round(progress * 255))
+    image[..., 1] = int(round(success * 255))
+    return image
+
+
+class PixelScriptedBackend(RewardModel):
+    name = "pixel_scripted"
+    capabilities = Capabilities(progress=True, success=True, preference=True)
+
+    def __init__(self, model: str = "", precision: str = "fp32", device: str = "cpu", **options):
+        self.model_id = model or "pixel-scripted"
+        self.precision = precision
+        self.device = device
+        self.resets = 0
+        self.closed = False
+        self.fail_next = int(options.get("fail_next", 0))
+        self.seen = []  # (instruction, stamps) of every score call
+
+    def score(self, instruction: str, frames: Sequence[Frame]) -> ModelOutput:
+        self.seen.append((instruction, [f.stamp for f in frames]))
+        if self.fail_next > 0:
+            self.fail_next -= 1
+            raise RuntimeError("CUDA out of memory (scripted)")
+        red = [float(f.rgb[..., 0].mean()) / 255.0 for f in frames]
+        green = [float(f.rgb[..., 1].mean()) / 255.0 for f in frames]
+        return ModelOutput(progress=red, stamps=[f.stamp for f in frames], backend=self.name,
+                           success=green)
+
+    def prefer(self, instruction, clip_a, clip_b) -> float:
+        last_a = float(clip_a[-1].rgb[..., 0].mean()) / 255.0
+        last_b = float(clip_b[-1].rgb[..., 0].mean()) / 255.0
+        return float(1.0 / (1.0 + np.exp(-10.0 * (last_a - last_b))))
+
+    def reset(self) -> None:
+        self.resets += 1
+
+    def close(self) -> None:
+        self.closed = True
+
+
+register_backend(PixelScriptedBackend.name, PixelScriptedBackend)
