@@ -67,3 +67,17 @@ def test_builder_is_deterministic(tmp_path):
         digests = [hashlib.sha256(open(os.path.join(d, name), "rb").read()).hexdigest()
                    for d in (first, str(tmp_path / "b"))]
         assert digests[0] == digests[1], name
+
+
+def test_mid_size_preset_is_a_benchmark_sized_robometer():
+    """Built on the meta device: the shapes, not the weights (the benchmark builds the real one)."""
+    import torch
+    from robo_reward_ros.models.robometer_modeling import RobometerModel
+    from robo_reward_ros.models.tiny_checkpoints import ROBOMETER_VOCAB, tiny_qwen3_vl_config
+    config = tiny_qwen3_vl_config(ROBOMETER_VOCAB, ["RFM"], size="mid")
+    with torch.device("meta"):
+        model = RobometerModel(config)
+    assert 100e6 < sum(p.numel() for p in model.parameters()) < 300e6
+    linears = [m for m in model.modules() if isinstance(m, torch.nn.Linear)]
+    assert all(m.in_features % 64 == 0 for m in linears)  # bitsandbytes 4-bit on CPU
+    assert config.text_config.vocab_size == 151674 and config.vision_config.out_hidden_size == 512

@@ -1,5 +1,7 @@
 """``robo-reward score``: score a folder of frames or a video with a reward model, print a table.
 
+Videos are decoded with PyAV (core/video_file.py); stamps are seconds from the first frame.
+
     robo-reward score --model DIR_OR_ID --instruction "..." FRAMES_DIR_OR_VIDEO [--json]
 """
 import argparse
@@ -25,32 +27,6 @@ def read_frames_dir(path: str, fps: float) -> List["Frame"]:
         with Image.open(os.path.join(path, name)) as image:
             frames.append(Frame(stamp=index / fps, rgb=np.asarray(image.convert("RGB"))))
     return frames
-
-
-def read_video(path: str) -> List["Frame"]:
-    """Decode with OpenCV or PyAV, whichever is installed (neither is a dependency)."""
-    from ..models.reward_model import Frame
-    try:
-        import cv2
-    except ImportError:
-        cv2 = None
-    if cv2 is not None:
-        capture = cv2.VideoCapture(path)
-        fps = capture.get(cv2.CAP_PROP_FPS) or 30.0
-        frames = []
-        while True:
-            ok, bgr = capture.read()
-            if not ok:
-                break
-            frames.append(Frame(stamp=len(frames) / fps, rgb=np.ascontiguousarray(bgr[:, :, ::-1])))
-        capture.release()
-        return frames
-    try:
-        import av
-    except ImportError:
-        raise SystemExit("reading a video needs opencv-python or av; or pass a folder of images") from None
-    with av.open(path) as container:
-        return [Frame(stamp=float(f.time or 0.0), rgb=f.to_ndarray(format="rgb24")) for f in container.decode(video=0)]
 
 
 def format_table(output) -> str:
@@ -80,6 +56,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--precision", default="bf16", choices=PRECISIONS)
     parser.add_argument("--device", default="auto")
     parser.add_argument("--fps", type=float, default=2.0, help="frame rate of a folder of images")
+    parser.add_argument("--sample-fps", type=float,
+                        help="video: keep about this many frames per second (the Robometer authors' choice for "
+                             "their example clips is 3); default: every frame")
+    parser.add_argument("--vision-onnx", help="run the vision tower with ONNX Runtime from this exported graph "
+                                              "(or directory of graphs; see robo-reward export-onnx)")
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
     parser.add_argument("source", help="folder of images (sorted by name) or a video file")
     return parser
@@ -88,8 +69,17 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Optional[Sequence[str]] = None) -> int:
     args = build_parser().parse_args(argv)
     from ..models.loader import load_reward_model
-    frames = read_frames_dir(args.source, args.fps) if os.path.isdir(args.source) else read_video(args.source)
-    model = load_reward_model(args.model, backend=args.backend, precision=args.precision, device=args.device)
+    if os.path.isdir(args.source):
+        frames = read_frames_dir(args.source, args.fps)
+    else:
+        from ..core.video_file import read_video
+        try:
+            frames = read_video(args.source, args.sample_fps)
+        except (OSError, RuntimeError, ValueError) as exc:
+            raise SystemExit(f"robo-reward score: {exc}") from None
+    options = {"vision_runtime": "onnx", "vision_onnx": args.vision_onnx} if args.vision_onnx else {}
+    model = load_reward_model(args.model, backend=args.backend, precision=args.precision, device=args.device,
+                              **options)
     try:
         if model.name == "topreward":
             output = model.score_episode(args.instruction, frames)  # offline: hindsight normalisation

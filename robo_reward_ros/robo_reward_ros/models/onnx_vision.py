@@ -1,20 +1,27 @@
-"""ONNX Runtime path for the Qwen3-VL vision tower (the part that pays on a Jetson: fixed-size
-frames, no KV cache, called once per new frame).
+"""Export the Qwen3-VL vision tower to ONNX, one graph per block grid (the runtime side is
+``onnx_vision_runtime``; load a backend with ``vision_runtime="onnx", vision_onnx=PATH``).
 
 The graph is exported for one image block at a fixed grid (e.g. 224 px -> 14x14 patches), since
-Qwen3-VL's position interpolation depends on the grid. Outputs: merged tokens and the deepstack
-features stacked as [layers, tokens, hidden], i.e. exactly what ``VisionFeatureCache`` stores.
+Qwen3-VL's position interpolation and per-block attention split are traced for that grid. Outputs:
+merged tokens and the deepstack features stacked as [layers, tokens, hidden], i.e. exactly what
+``VisionFeatureCache`` stores. The grid and patch size go into the graph's metadata so the runtime
+picks the right graph for each frame size.
 
     python -m robo_reward_ros.models.onnx_vision --model DIR_OR_ID --backend robometer --size 224 OUT.onnx
+    python -m robo_reward_ros.models.onnx_vision --model DIR_OR_ID --size 224 --size 256x320 OUT_DIR
 """
 import argparse
+import copy
+import os
 import sys
-from typing import List, Optional, Sequence
+import warnings
+from typing import List, Sequence, Tuple
 
 import numpy as np
 import torch
 
-PROVIDER_ORDER = ("TensorrtExecutionProvider", "CUDAExecutionProvider", "CPUExecutionProvider")
+from .onnx_vision_runtime import (GRID_KEY, PATCH_SIZE_KEY, PROVIDER_ORDER, OnnxVisionEncoder,  # noqa: F401
+                                  select_providers)
 
 
 class VisionBlockGraph(torch.nn.Module):
@@ -30,42 +37,58 @@ class VisionBlockGraph(torch.nn.Module):
         return output.pooler_output, torch.stack(list(output.deepstack_features), dim=0)
 
 
-def export_vision_onnx(vision_model, grid: Sequence[int], patch_dim: int, path: str, opset: int = 17) -> str:
-    """Export the fp32 vision tower for one block of ``grid`` (t, h, w) to ``path``."""
-    vision_model = vision_model.float().eval()
-    module = VisionBlockGraph(vision_model, grid).eval()
+def export_vision_onnx(vision_model, grid: Sequence[int], patch_dim: int, path: str, opset: int = 17,
+                       patch_size: int = 16) -> str:
+    """Export the fp32 vision tower for one block of ``grid`` (t, h, w) to ``path``.
+
+    A tower in another dtype is exported from an fp32 copy, so the caller's model is left as it was.
+    """
+    import onnx
+    if any(p.dtype != torch.float32 for p in vision_model.parameters()):
+        vision_model = copy.deepcopy(vision_model).float()
+    module = VisionBlockGraph(vision_model.eval(), grid).eval()
     example = torch.zeros(int(np.prod(grid)), patch_dim, dtype=torch.float32)
-    with torch.no_grad():
+    with torch.no_grad(), warnings.catch_warnings():
+        warnings.simplefilter("ignore", torch.jit.TracerWarning)  # the grid-derived constants are intended
         torch.onnx.export(module, (example,), path, input_names=["pixel_patches"],
                           output_names=["embeds", "deepstack"], opset_version=opset, dynamo=False)
+    graph = onnx.load(path, load_external_data=False)  # a >2 GB tower keeps its external data file
+    del graph.metadata_props[:]
+    for key, value in ((GRID_KEY, ",".join(str(int(v)) for v in grid)), (PATCH_SIZE_KEY, str(int(patch_size)))):
+        entry = graph.metadata_props.add()
+        entry.key, entry.value = key, value
+    onnx.save(graph, path)
     return path
 
 
-def select_providers(preferred: Optional[Sequence[str]] = None) -> List[str]:
-    """TensorRT, then CUDA, then CPU, keeping only what this onnxruntime build offers."""
-    import onnxruntime as ort
-    available = set(ort.get_available_providers())
-    order = list(preferred) if preferred else list(PROVIDER_ORDER)
-    chosen = [p for p in order if p in available]
-    if "CPUExecutionProvider" not in chosen:
-        chosen.append("CPUExecutionProvider")
-    return chosen
+def parse_size(text: str) -> Tuple[int, int]:
+    """``224`` or ``HxW`` (pixels after the backend's resizing, multiples of 32)."""
+    parts = text.lower().split("x")
+    try:
+        sides = [int(p) for p in parts]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"size {text!r} is not N or HxW") from None
+    if len(sides) == 1:
+        sides = sides * 2
+    if len(sides) != 2 or any(s <= 0 or s % 32 for s in sides):
+        raise argparse.ArgumentTypeError(f"size {text!r}: sides must be positive multiples of 32")
+    return sides[0], sides[1]
 
 
-class OnnxVisionEncoder:
-    """Runs an exported vision block graph with onnxruntime."""
-
-    def __init__(self, path: str, providers: Optional[Sequence[str]] = None) -> None:
-        import onnxruntime as ort
-        self.session = ort.InferenceSession(path, providers=select_providers(providers))
-
-    @property
-    def providers(self) -> List[str]:
-        return self.session.get_providers()
-
-    def __call__(self, pixel_patches: np.ndarray):
-        embeds, deepstack = self.session.run(None, {"pixel_patches": pixel_patches.astype(np.float32)})
-        return embeds, deepstack
+def export_sizes(model, sizes: Sequence[Tuple[int, int]], out: str) -> List[str]:
+    """One graph per size; ``out`` is the file for a single size, else a directory of ``vision_HxW.onnx``."""
+    vision = model.model.model.visual
+    settings = model.processing.image
+    patch_dim = 3 * settings.temporal_patch_size * settings.patch_size ** 2
+    single = len(sizes) == 1 and out.endswith(".onnx")
+    if not single:
+        os.makedirs(out, exist_ok=True)
+    paths = []
+    for height, width in sizes:
+        grid = (1, height // settings.patch_size, width // settings.patch_size)
+        path = out if single else os.path.join(out, f"vision_{height}x{width}.onnx")
+        paths.append(export_vision_onnx(vision, grid, patch_dim, path, patch_size=settings.patch_size))
+    return paths
 
 
 def main(argv=None) -> int:
@@ -73,15 +96,14 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description="Export a reward model's vision tower to ONNX.")
     parser.add_argument("--model", required=True)
     parser.add_argument("--backend", default="auto", choices=("auto", "robometer", "roboreward", "topreward"))
-    parser.add_argument("--size", type=int, default=224, help="frame side after resizing (multiple of 32)")
-    parser.add_argument("out")
+    parser.add_argument("--size", type=parse_size, action="append",
+                        help="frame size after the backend's resizing: N or HxW, multiples of 32; repeat for "
+                             "several camera sizes (default 224)")
+    parser.add_argument("out", help="OUT.onnx for one size, else a directory")
     args = parser.parse_args(argv)
     model = load_reward_model(args.model, backend=args.backend, precision="fp32", device="cpu")
-    vision = model.model.model.visual
-    settings = model.processing.image
-    side = args.size // settings.patch_size
-    patch_dim = 3 * settings.temporal_patch_size * settings.patch_size ** 2
-    print(export_vision_onnx(vision, (1, side, side), patch_dim, args.out))
+    for path in export_sizes(model, args.size or [(224, 224)], args.out):
+        print(path)
     return 0
 
 

@@ -18,7 +18,8 @@ from .qwen_sequences import QwenSequence, collate, vision_inputs
 from .reward_model import Capabilities, Frame, ModelOutput, RewardModel, check_frames
 from .robometer_modeling import UNQUANTIZED_MODULES, RobometerModel, decode_progress
 from .robometer_special_tokens import PREF_TOKEN, PROG_TOKEN, SPLIT_TOKEN, add_robometer_tokens
-from .vision_feature_cache import VisionBlock, VisionFeatureCache, pixel_key
+from .onnx_vision_runtime import vision_encoder
+from .vision_feature_cache import VisionBlock, VisionFeatureCache, feature_source, pixel_key
 from .vision_preprocessing import normalize, patchify_frames, resize_rgb, smart_resize
 
 LOG = logging.getLogger(__name__)
@@ -46,7 +47,10 @@ class RobometerBackend(RewardModel):
     capabilities = Capabilities(progress=True, success=True, preference=True)
 
     def __init__(self, model_id: str, precision: str = "bf16", device: str = "auto", max_frames: Optional[int] = None,
-                 frame_selection: str = "linspace", cache_vision: bool = True) -> None:
+                 frame_selection: str = "linspace", cache_vision: bool = True, vision_runtime: str = "torch",
+                 vision_onnx: Optional[str] = None, onnx_providers: Optional[Sequence[str]] = None) -> None:
+        """``vision_runtime="onnx"`` runs the vision tower from ``vision_onnx`` (a graph or a directory of
+        them, see onnx_vision) on the first of ``onnx_providers`` (default TensorRT, CUDA, CPU) available."""
         self.model_id = model_id
         self.precision = precision
         self.device = resolve_device(device)
@@ -82,7 +86,8 @@ class RobometerBackend(RewardModel):
             raise layout.CheckpointError(f"{model_id}: tokenizer has {len(self.processing.tokenizer)} tokens after "
                                          f"adding Robometer's, the embedding table only {vocab}")
         self.model = self._load_weights(model_id, config_json)
-        self.cache = VisionFeatureCache(enabled=cache_vision)
+        self.cache = VisionFeatureCache(enabled=cache_vision,
+                                        encoder=vision_encoder(vision_runtime, vision_onnx, onnx_providers))
 
     def _load_weights(self, model_id: str, config_json: Dict[str, Any]) -> RobometerModel:
         from transformers import Qwen3VLConfig
@@ -148,7 +153,7 @@ class RobometerBackend(RewardModel):
         use_cache = self.cache.enabled if use_cache is None else use_cache
         pad_id = self.processing.tokenizer.pad_token_id
         inputs = collate(sequences, pad_id, self.device)
-        inputs.update(vision_inputs(self.model.model, sequences, self.cache if use_cache else None,
+        inputs.update(vision_inputs(self.model.model, sequences, feature_source(self.cache, use_cache),
                                     self.processing.image.merge_size, self.device))
         return self.model.model(**inputs).last_hidden_state
 

@@ -19,7 +19,8 @@ from .qwen3vl_loading import load_qwen3vl
 from .qwen_sequences import QwenSequence, collate, vision_inputs
 from .reward_model import Capabilities, Frame, ModelOutput, RewardModel, check_frames
 from .video_blocks import video_blocks
-from .vision_feature_cache import VisionFeatureCache
+from .onnx_vision_runtime import vision_encoder
+from .vision_feature_cache import VisionFeatureCache, feature_source
 from .vision_preprocessing import smart_resize
 
 # Verbatim from the model card / both reference implementations (reward-models.md section 2).
@@ -65,7 +66,10 @@ class RoboRewardBackend(RewardModel):
     capabilities = Capabilities(progress=True, success=False, preference=False)
 
     def __init__(self, model_id: str, precision: str = "bf16", device: str = "auto", max_frames: int = 16,
-                 sample_fps: float = 2.0, trailing_newline: bool = False, cache_vision: bool = True) -> None:
+                 sample_fps: float = 2.0, trailing_newline: bool = False, cache_vision: bool = True,
+                 vision_runtime: str = "torch", vision_onnx: Optional[str] = None,
+                 onnx_providers: Optional[Sequence[str]] = None) -> None:
+        """``vision_runtime="onnx"``: the vision tower from ``vision_onnx`` (see RobometerBackend)."""
         self.model_id = model_id
         self.device = resolve_device(device)
         self.model, self.processing = load_qwen3vl(model_id, precision, self.device)
@@ -73,7 +77,8 @@ class RoboRewardBackend(RewardModel):
         self.sample_fps = float(sample_fps)
         self.trailing_newline = trailing_newline
         self.digit_ids = [self.processing.token_id(str(k)) for k in SCORES]
-        self.cache = VisionFeatureCache(enabled=cache_vision)
+        self.cache = VisionFeatureCache(enabled=cache_vision,
+                                        encoder=vision_encoder(vision_runtime, vision_onnx, onnx_providers))
 
     def prompt_text(self, instruction: str) -> str:
         return RUBRIC_PROMPT.format(task=instruction) + ("\n" if self.trailing_newline else "")
@@ -101,7 +106,7 @@ class RoboRewardBackend(RewardModel):
     def digit_logits(self, sequences: Sequence[QwenSequence], use_cache: Optional[bool] = None) -> torch.Tensor:
         use_cache = self.cache.enabled if use_cache is None else use_cache
         inputs = collate(sequences, self.processing.tokenizer.pad_token_id, self.device)
-        inputs.update(vision_inputs(self.model.model, sequences, self.cache if use_cache else None,
+        inputs.update(vision_inputs(self.model.model, sequences, feature_source(self.cache, use_cache),
                                     self.processing.video.merge_size, self.device))
         hidden = self.model.model(**inputs).last_hidden_state
         last = inputs["attention_mask"].sum(dim=1) - 1

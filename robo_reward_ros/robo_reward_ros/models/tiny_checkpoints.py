@@ -4,7 +4,11 @@ Real transformers Qwen3-VL classes at tiny sizes (widths multiples of 64 so bits
 runs on CPU), Qwen's real vocabulary and special-token ids, so the loaders and inference paths the
 robot runs on the real weights run in tests in seconds.
 
-    python -m robo_reward_ros.models.tiny_checkpoints --layout robometer|roboreward|qwen3vl OUT_DIR
+    python -m robo_reward_ros.models.tiny_checkpoints --layout robometer|roboreward|qwen3vl [--size mid] OUT_DIR
+
+Sizes: ``tiny`` (~10M parameters, almost all the embedding table; tests) and ``mid`` (~160M: 12 text
+layers of width 512, an 8-block vision tower; honest time/memory ratios between precisions in
+benchmarks). Both keep the 4B model's structure (GQA, interleaved mRoPE, deepstack, tied embeddings).
 
 Layouts:
 - ``qwen3vl``: a Qwen3-VL-Instruct directory (TOPReward's model): config.json,
@@ -66,17 +70,35 @@ training:
 """
 
 
-def tiny_qwen3_vl_config(vocab_size: int, architectures):
-    """A Qwen3-VL config with the 4B model's structure at tiny widths (all multiples of 64)."""
+# Widths per size preset; every matrix side is a multiple of 64 (bitsandbytes 4-bit on CPU).
+# mrope_section sums to head_dim / 2, split like the 4B model's [24, 20, 20] for head_dim 128.
+SIZE_PRESETS = {
+    "tiny": {"text": dict(hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
+                          num_key_value_heads=2, head_dim=16),
+             "mrope_section": [4, 2, 2],
+             "vision": dict(depth=2, hidden_size=64, intermediate_size=128, num_heads=4,
+                            num_position_embeddings=256, deepstack_visual_indexes=[0, 1])},
+    "mid": {"text": dict(hidden_size=512, intermediate_size=1536, num_hidden_layers=12, num_attention_heads=8,
+                         num_key_value_heads=4, head_dim=64),
+            "mrope_section": [12, 10, 10],
+            "vision": dict(depth=8, hidden_size=512, intermediate_size=1536, num_heads=8,
+                           num_position_embeddings=2304, deepstack_visual_indexes=[1, 4, 7])},
+}
+SIZES = tuple(SIZE_PRESETS)
+
+
+def tiny_qwen3_vl_config(vocab_size: int, architectures, size: str = "tiny"):
+    """A Qwen3-VL config with the 4B model's structure at small widths (all multiples of 64)."""
     from transformers import Qwen3VLConfig
-    text = dict(vocab_size=vocab_size, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
-                num_attention_heads=4, num_key_value_heads=2, head_dim=16, max_position_embeddings=4096,
-                rms_norm_eps=1e-6, tie_word_embeddings=True,
+    if size not in SIZE_PRESETS:
+        raise ValueError(f"size must be one of {SIZES}, got {size!r}")
+    preset = SIZE_PRESETS[size]
+    text = dict(vocab_size=vocab_size, max_position_embeddings=4096, rms_norm_eps=1e-6, tie_word_embeddings=True,
                 rope_parameters={"rope_type": "default", "rope_theta": 5000000.0,
-                                 "mrope_section": [4, 2, 2], "mrope_interleaved": True})
-    vision = dict(depth=2, hidden_size=64, intermediate_size=128, num_heads=4, in_channels=3, patch_size=16,
-                  spatial_merge_size=2, temporal_patch_size=2, out_hidden_size=64, num_position_embeddings=256,
-                  deepstack_visual_indexes=[0, 1])
+                                 "mrope_section": list(preset["mrope_section"]), "mrope_interleaved": True},
+                **preset["text"])
+    vision = dict(in_channels=3, patch_size=16, spatial_merge_size=2, temporal_patch_size=2,
+                  out_hidden_size=preset["text"]["hidden_size"], **preset["vision"])
     config = Qwen3VLConfig(text_config=text, vision_config=vision, image_token_id=151655, video_token_id=151656,
                            vision_start_token_id=151652, vision_end_token_id=151653, tie_word_embeddings=True)
     config.architectures = list(architectures)
@@ -101,12 +123,12 @@ def _bf16_state(module: torch.nn.Module) -> Dict[str, torch.Tensor]:
     return {k: v.detach().to(torch.bfloat16).contiguous() for k, v in module.state_dict().items()}
 
 
-def build_qwen3vl(out_dir: str, seed: int = SEED) -> str:
-    """A tiny Qwen3-VL-Instruct checkpoint directory (single bf16 safetensors file)."""
+def build_qwen3vl(out_dir: str, seed: int = SEED, size: str = "tiny") -> str:
+    """A small Qwen3-VL-Instruct checkpoint directory (single bf16 safetensors file)."""
     from transformers import GenerationConfig, Qwen3VLForConditionalGeneration
     os.makedirs(out_dir, exist_ok=True)
     tokenizer = build_qwen3_vl_tokenizer()
-    config = tiny_qwen3_vl_config(QWEN3_VL_EMBEDDING_ROWS, ["Qwen3VLForConditionalGeneration"])
+    config = tiny_qwen3_vl_config(QWEN3_VL_EMBEDDING_ROWS, ["Qwen3VLForConditionalGeneration"], size)
     config.dtype = "bfloat16"
     torch.manual_seed(seed)
     model = Qwen3VLForConditionalGeneration(config).eval()
@@ -120,19 +142,23 @@ def build_qwen3vl(out_dir: str, seed: int = SEED) -> str:
     return out_dir
 
 
-def build_roboreward(out_dir: str, seed: int = SEED + 1) -> str:
+def build_roboreward(out_dir: str, seed: int = SEED + 1, size: str = "tiny") -> str:
     """RoboReward-4B/8B are plain Qwen3-VL fine-tunes: the same layout, other weights."""
-    return build_qwen3vl(out_dir, seed)
+    return build_qwen3vl(out_dir, seed, size)
 
 
-def build_robometer(out_dir: str, seed: int = SEED + 2, base_model_dir: Optional[str] = None) -> str:
-    """A tiny ``robometer/Robometer-4B`` layout plus the base model its config.yaml names."""
+def build_robometer(out_dir: str, seed: int = SEED + 2, base_model_dir: Optional[str] = None,
+                    size: str = "tiny") -> str:
+    """A small ``robometer/Robometer-4B`` layout plus the base model its config.yaml names.
+
+    The base model is always tiny: Robometer reads only its tokenizer and processor files.
+    """
     from .robometer_modeling import HEAD_NAMES, RobometerModel
     os.makedirs(out_dir, exist_ok=True)
     base_model_dir = os.path.abspath(base_model_dir or os.path.join(out_dir, "base_model"))
     if not os.path.isfile(os.path.join(base_model_dir, "config.json")):
         build_qwen3vl(base_model_dir, seed + 100)
-    config = tiny_qwen3_vl_config(ROBOMETER_VOCAB, ["RFM"])
+    config = tiny_qwen3_vl_config(ROBOMETER_VOCAB, ["RFM"], size)
     config.dtype = "bfloat16"
     torch.manual_seed(seed)
     model = RobometerModel(config).eval()
@@ -166,18 +192,19 @@ def build_robometer(out_dir: str, seed: int = SEED + 2, base_model_dir: Optional
 BUILDERS = {"robometer": build_robometer, "roboreward": build_roboreward, "qwen3vl": build_qwen3vl}
 
 
-def build_checkpoint(layout: str, out_dir: str) -> str:
+def build_checkpoint(layout: str, out_dir: str, size: str = "tiny") -> str:
     if layout not in BUILDERS:
         raise ValueError(f"layout must be one of {LAYOUTS}, got {layout!r}")
-    return BUILDERS[layout](out_dir)
+    return BUILDERS[layout](out_dir, size=size)
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--layout", choices=LAYOUTS, required=True)
+    parser.add_argument("--size", choices=SIZES, default="tiny")
     parser.add_argument("out_dir")
     args = parser.parse_args(argv)
-    path = build_checkpoint(args.layout, args.out_dir)
+    path = build_checkpoint(args.layout, args.out_dir, args.size)
     print(path)
     return 0
 

@@ -19,6 +19,7 @@ from .reward_model import Capabilities, Frame, ModelOutput, RewardModel, check_f
 from .topreward_normalization import CausalMinMax, hindsight_progress, prefix_lengths
 from .topreward_prefix_cache import PrefixKVCache, last_two_logits_uncached
 from .video_blocks import video_blocks
+from .onnx_vision_runtime import vision_encoder
 from .vision_feature_cache import VisionFeatureCache
 from .vision_preprocessing import video_smart_resize
 
@@ -35,14 +36,19 @@ class TOPRewardBackend(RewardModel):
 
     def __init__(self, model_id: str, precision: str = "bf16", device: str = "auto", max_frames: int = 16,
                  video_fps: float = 2.0, add_chat_template: bool = False, cache_vision: bool = True,
-                 cache_prefix: bool = True, min_span: float = 0.5, ceiling: Optional[float] = None) -> None:
+                 cache_prefix: bool = True, min_span: float = 0.5, ceiling: Optional[float] = None,
+                 vision_runtime: str = "torch", vision_onnx: Optional[str] = None,
+                 onnx_providers: Optional[Sequence[str]] = None) -> None:
+        """``vision_runtime="onnx"``: the cached path's vision tower from ``vision_onnx`` (see
+        RobometerBackend); the uncached reference path (``use_cache=False``) always runs the torch tower."""
         self.model_id = model_id
         self.device = resolve_device(device)
         self.model, self.processing = load_qwen3vl(model_id, precision, self.device, padding_side="left")
         self.max_frames = int(max_frames)
         self.video_fps = float(video_fps)
         self.add_chat_template = add_chat_template
-        self.vision_cache = VisionFeatureCache(enabled=cache_vision)
+        self.vision_cache = VisionFeatureCache(enabled=cache_vision,
+                                               encoder=vision_encoder(vision_runtime, vision_onnx, onnx_providers))
         self.prefix_cache = PrefixKVCache(enabled=cache_prefix)
         self.normaliser = CausalMinMax(min_span=min_span, ceiling=ceiling)
         self.true_id = int(self.processing.encode(" True")[0])
@@ -77,7 +83,8 @@ class TOPRewardBackend(RewardModel):
         check_frames(frames)
         seq = self.sequence(instruction, frames)
         if use_cache is None:
-            use_cache = self.prefix_cache.enabled or self.vision_cache.enabled
+            use_cache = (self.prefix_cache.enabled or self.vision_cache.enabled
+                         or self.vision_cache.encoder is not None)  # the ONNX encoder runs on the cached path
         if use_cache:
             logits = self.prefix_cache.last_two_logits(self.model, seq, self.vision_cache,
                                                        self.processing.video.merge_size, self.device)

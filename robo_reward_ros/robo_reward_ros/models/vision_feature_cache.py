@@ -4,7 +4,8 @@ A robot asks for a reward several times a second on a window that changes by one
 vision tower attends within one image (or one two-frame video block) at a time, so a block's
 features depend only on its own pixels: each is encoded once and reused until it leaves the window.
 Blocks are keyed by pixel content (a hash), not by timestamps, so a repeated or re-sent frame
-still hits and a changed one never does.
+still hits and a changed one never does. The encoder is pluggable (the torch tower by default, or
+an ONNX Runtime graph, see ``onnx_vision_runtime``) so every backend gets the other runtime at once.
 """
 import dataclasses
 import hashlib
@@ -43,10 +44,14 @@ class BlockFeatures:
 
 
 class VisionFeatureCache:
-    """Features by block key, pruned to the blocks of the latest query."""
+    """Features by block key, pruned to the blocks of the latest query.
 
-    def __init__(self, enabled: bool = True) -> None:
+    ``encoder`` has :func:`encode_blocks`' signature; None means the model's own torch tower.
+    """
+
+    def __init__(self, enabled: bool = True, encoder: Optional[Callable] = None) -> None:
         self.enabled = enabled
+        self.encoder = encoder
         self._store: Dict[Hashable, BlockFeatures] = {}
         self.hits = 0
         self.misses = 0
@@ -69,13 +74,24 @@ class VisionFeatureCache:
                 seen.add(block.key)
         self.hits += len(blocks) - len(missing)
         self.misses += len(missing)
-        fresh = encode_blocks(vision_model, missing, merge_size, device) if missing else {}
+        encode = self.encoder or encode_blocks
+        fresh = encode(vision_model, missing, merge_size, device) if missing else {}
         if self.enabled:
             self._store.update(fresh)
             for key in [k for k in self._store if k not in wanted]:
                 del self._store[key]
             return [self._store[b.key] for b in blocks]
         return [fresh[b.key] for b in blocks]
+
+
+def feature_source(cache: VisionFeatureCache, use_cache: bool) -> Optional[VisionFeatureCache]:
+    """What a query without caching encodes through: None (raw pixels into the model) for the torch
+    tower, else a non-caching view on the same external encoder, so ``use_cache=False`` still runs it."""
+    if use_cache:
+        return cache
+    if cache.encoder is None:
+        return None
+    return VisionFeatureCache(enabled=False, encoder=cache.encoder)
 
 
 def encode_blocks(vision_model, blocks: Sequence[VisionBlock], merge_size: int,
