@@ -1,212 +1,460 @@
-"""The reward node's ROS shell: camera and task inputs, task state, services, diagnostics.
+"""The reward node: a managed (lifecycle) ROS shell around the reward pipeline.
 
-It only translates between ROS and the core; no model runs on the executor thread.
+configure: validate parameters, load the model (slow, once). activate: subscribe, publish,
+serve, start the inference thread. deactivate: stop scoring, keep the model. cleanup: free the
+model (and accelerator memory). With ``autostart`` (default) it configures and activates itself,
+so a plain start of the executable works without a lifecycle manager.
+
+Threads: the executor receives frames, tasks and service calls; the inference thread runs the
+model and publishes what comes out; the reset requester calls the controller. Only the
+pipeline's lock is shared, and the model never runs under it.
 """
 from __future__ import annotations
 
-import dataclasses
+import gc
 import sys
+import threading
 import time
-from typing import Dict, List, Optional
+from typing import List, Optional
 
-from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
-from rclpy.node import Node
-from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy, qos_profile_sensor_data
+from diagnostic_msgs.msg import DiagnosticArray
+from rcl_interfaces.msg import SetParametersResult
+from rclpy.lifecycle import Node as LifecycleNode
+from rclpy.lifecycle import State, TransitionCallbackReturn
+from rclpy.task import Future as RclpyFuture
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+from robo_reward_msgs.msg import FailureEvent, ResetRequest, RewardEstimate
 from robo_reward_msgs.msg import TaskSpec as TaskSpecMsg
 from robo_reward_msgs.msg import TaskState
-from robo_reward_msgs.srv import SetTask, StartEpisode
-from sensor_msgs.msg import Image
+from robo_reward_msgs.srv import ComparePreference, SetTask, StartEpisode
 from std_msgs.msg import String
 
-from robo_reward_ros.core.image_decoding import ImageDecodeError, decode_raw
+from robo_reward_ros import node_diagnostics as diag
+from robo_reward_ros.camera_inputs import CameraInputs, camera_qos
+from robo_reward_ros.core.events import EpisodeEnded, FailureDetected
+from robo_reward_ros.core.frame import Frame
+from robo_reward_ros.core.image_decoding import ImageDecodeError, decode_raw, fit_pixels
+from robo_reward_ros.core.periodic_worker import PeriodicWorker
+from robo_reward_ros.core.reward_pipeline import RewardPipeline
+from robo_reward_ros.core.task_monitor import MonitorUpdate, TaskMonitor
 from robo_reward_ros.core.task_spec import InvalidTaskError, TaskSpec, build_task
-from robo_reward_ros.task_conversions import task_from_msg
+from robo_reward_ros.models.backend_registry import create_reward_model, import_plugins
+from robo_reward_ros.node_parameters import (NodeSettings, current_values,
+                                             declare_parameters, monitor_config, read_settings)
 from robo_reward_ros.node_runner import run_node
+from robo_reward_ros.reset_requester import ResetRequester
+from robo_reward_ros.reward_messages import (estimate_msg, failure_msg, reset_msg, state_msg,
+                                             to_seconds)
+from robo_reward_ros.task_conversions import task_from_msg
 
 # Latched: a controller or console that starts later still gets the last task and state.
 LATCHED_QOS = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL,
                          reliability=ReliabilityPolicy.RELIABLE)
+TICK_PERIOD_SEC = 0.2  # time limits and stale cameras are checked this often
 
 
-@dataclasses.dataclass
-class CameraInput:
-    topic: str
-    frames: int = 0
-    rejected: int = 0
-    frames_at_last_report: int = 0
-    last_receipt: Optional[float] = None
-    last_error: str = ""
-
-
-class RewardNode(Node):
-    def __init__(self) -> None:
-        super().__init__("reward_node")
-        camera_topics: List[str] = list(self.declare_parameter(
-            "camera_topics", ["camera/image_raw"]).value)
-        instruction_topic = str(self.declare_parameter("instruction_topic", "instruction").value)
-        task_topic = str(self.declare_parameter("task_topic", "task").value)
-        initial_instruction = str(self.declare_parameter("instruction", "").value)
-        self._diagnostics_period = float(
-            self.declare_parameter("diagnostics_period_sec", 1.0).value)
-        if not camera_topics:
-            raise ValueError("parameter camera_topics must name at least one camera topic")
-        if self._diagnostics_period <= 0.0:
-            raise ValueError("parameter diagnostics_period_sec must be > 0")
-
-        self._cameras: Dict[str, CameraInput] = {}
-        for topic in camera_topics:
-            self._cameras[topic] = CameraInput(topic)
-            self.create_subscription(
-                Image, topic, lambda msg, t=topic: self._on_image(t, msg), qos_profile_sensor_data)
-
-        self._task: Optional[TaskSpec] = None
-        self._episode_id = ""
-        self._episode_count = 0
-        self._run_tag = time.strftime("%Y%m%dT%H%M%S")
-        self._stage_index = 0
-        self._status = TaskState.STATUS_IDLE
-        self._last_task_error = ""
-
-        self._state_pub = self.create_publisher(TaskState, "task_state", LATCHED_QOS)
+class RewardNode(LifecycleNode):
+    def __init__(self, **kwargs) -> None:
+        super().__init__("reward_node", **kwargs)
+        declare_parameters(self)
+        self.add_on_set_parameters_callback(self._on_set_parameters)
+        self._settings: Optional[NodeSettings] = None
+        self._model = None
+        self._pipeline: Optional[RewardPipeline] = None
+        self._cameras: Optional[CameraInputs] = None
+        self._worker: Optional[PeriodicWorker] = None
+        self._reset: Optional[ResetRequester] = None
+        self._latency = diag.LatencyWindow()
+        self._model_lock = threading.Lock()  # the model is not re-entrant: scoring vs preference
+        self._active_handles: List = []
+        self._latest_stamp: Optional[float] = None  # newest frame stamp, and when it arrived
+        self._latest_receipt = 0.0
+        self._last_error = ""
+        self._configure_error = ""
+        self._state_pub = self.create_lifecycle_publisher(TaskState, "task_state", LATCHED_QOS)
+        self._estimate_pub = self.create_lifecycle_publisher(RewardEstimate, "reward", 10)
+        self._failure_pub = self.create_lifecycle_publisher(FailureEvent, "failure_events", 10)
+        self._reset_pub = self.create_lifecycle_publisher(ResetRequest, "reset_request",
+                                                          LATCHED_QOS)
+        # Diagnostics run in every state: a node that failed to configure must say why.
         self._diag_pub = self.create_publisher(DiagnosticArray, "/diagnostics", 10)
-        self.create_subscription(String, instruction_topic, self._on_instruction, LATCHED_QOS)
-        self.create_subscription(TaskSpecMsg, task_topic, self._on_task, LATCHED_QOS)
-        self.create_service(SetTask, "~/set_task", self._handle_set_task)
-        self.create_service(StartEpisode, "~/start_episode", self._handle_start_episode)
-        self.create_timer(self._diagnostics_period, self._publish_diagnostics)
-        self._last_report = time.monotonic()
+        self._diag_timer = self.create_timer(
+            float(self.get_parameter("diagnostics_period_sec").value), self._publish_diagnostics)
+        self._rate_clock = time.monotonic()
+        if self.get_parameter("autostart").value:
+            if self.trigger_configure() == TransitionCallbackReturn.SUCCESS:
+                self.trigger_activate()
 
-        if initial_instruction.strip():
-            self._set_task(build_task([initial_instruction]), start=True, reason="instruction parameter")
-        else:
-            self._publish_state("waiting for a task")
-        self.get_logger().info(
-            f"listening to cameras {camera_topics}, instruction on '{instruction_topic}', "
-            f"task on '{task_topic}'")
-
-    # --- inputs -------------------------------------------------------------------------
-    def _on_image(self, topic: str, msg: Image) -> None:
-        camera = self._cameras[topic]
-        camera.last_receipt = time.monotonic()
+    # --- lifecycle ------------------------------------------------------------------------------
+    def on_configure(self, state: State) -> TransitionCallbackReturn:
         try:
-            decode_raw(msg.encoding, msg.height, msg.width, msg.step, msg.data)
-        except ImageDecodeError as exc:
-            problem = str(exc)
-            camera.rejected += 1
-            if problem != camera.last_error:
-                self.get_logger().warning(f"camera {topic}: frame rejected: {problem}")
-            camera.last_error = problem
-            return
-        camera.frames += 1
+            settings = read_settings(current_values(self))
+            import_plugins(settings.model.plugin_modules)
+            started = time.monotonic()
+            model = create_reward_model(settings.model.model_id, settings.model.backend,
+                                        settings.model.precision, settings.model.device)
+        except Exception as exc:  # bad parameters, missing weights, out of memory: say which
+            self._configure_error = f"configure failed: {type(exc).__name__}: {exc}"
+            self.get_logger().error(self._configure_error)
+            return TransitionCallbackReturn.FAILURE
+        self._configure_error = ""
+        self._settings = settings
+        self._model = model
+        self._pipeline = RewardPipeline(model, TaskMonitor(settings.monitor),
+                                        settings.monitor.cameras,
+                                        settings.window, settings.error_policy())
+        if settings.reset_service:
+            self._reset = ResetRequester(self, settings.reset_service, settings.reset_timeout_sec,
+                                         settings.reset_retries, self._on_reset_outcome)
+        self.get_logger().info(
+            f"model {settings.model.model_id or settings.model.backend} "
+            f"({model.name}, {settings.model.precision}, device {settings.model.device}) loaded "
+            f"in {time.monotonic() - started:.1f} s")
+        return super().on_configure(state)
+
+    def on_activate(self, state: State) -> TransitionCallbackReturn:
+        settings = self._settings
+        self._cameras = CameraInputs(
+            self, list(settings.camera_topics),
+            camera_qos(settings.qos_reliability, settings.qos_depth), settings.max_pixels,
+            self._deliver_frame)
+        self._active_handles = [
+            self.create_subscription(String, settings.instruction_topic, self._on_instruction,
+                                     LATCHED_QOS),
+            self.create_subscription(TaskSpecMsg, settings.task_topic, self._on_task, LATCHED_QOS),
+            self.create_service(SetTask, "~/set_task", self._handle_set_task),
+            self.create_service(StartEpisode, "~/start_episode", self._handle_start_episode),
+            self.create_service(ComparePreference, "~/compare_preference",
+                                self._handle_compare_preference),
+            self.create_timer(TICK_PERIOD_SEC, self._tick),
+        ]
+        result = super().on_activate(state)
+        self._publish_state(self._pipeline.state)
+        if settings.instruction.strip() and self._pipeline.task is None:
+            try:
+                self._set_task(build_task([settings.instruction]), True, "instruction parameter")
+            except InvalidTaskError as exc:
+                self._report_error(f"instruction parameter rejected: {exc}")
+        self._worker = PeriodicWorker(settings.rate_hz, self._inference_step,
+                                      self._on_worker_error)
+        self._worker.start()
+        return result
+
+    def on_deactivate(self, state: State) -> TransitionCallbackReturn:
+        self._stop_active("node deactivated")
+        return super().on_deactivate(state)
+
+    def on_cleanup(self, state: State) -> TransitionCallbackReturn:
+        self._release_model()
+        return super().on_cleanup(state)
+
+    def on_shutdown(self, state: State) -> TransitionCallbackReturn:
+        self._stop_active("node shut down")
+        self._release_model()
+        return super().on_shutdown(state)
+
+    def destroy_node(self) -> None:
+        """On SIGINT/SIGTERM: join the inference thread (a model step may be running in native
+        code), close the episode log and free the model before the node goes."""
+        self._stop_active("node shutting down")
+        self._release_model()
+        super().destroy_node()
+
+    def _stop_active(self, reason: str) -> None:
+        if self._worker is not None:
+            if not self._worker.stop(timeout=60.0):
+                self.get_logger().warning("inference step still running after 60 s")
+            self._worker = None
+        if self._pipeline is not None:
+            self._publish_update(self._pipeline.abort_episode(self._frame_time(), reason))
+        if self._cameras is not None:
+            self._cameras.destroy()
+            self._cameras = None
+        for handle in self._active_handles:
+            self._destroy_handle(handle)
+        self._active_handles = []
+
+    def _destroy_handle(self, handle) -> None:
+        for destroy in (self.destroy_subscription, self.destroy_service, self.destroy_timer):
+            try:
+                if destroy(handle):
+                    return
+            except (TypeError, AttributeError):
+                continue
+
+    def _release_model(self) -> None:
+        if self._reset is not None:
+            self._reset.close()
+            self._reset = None
+        if self._pipeline is not None:
+            self._pipeline.close()
+            self._pipeline = None
+        if self._model is not None:
+            with self._model_lock:
+                self._model.close()
+            self._model = None
+            gc.collect()
+            torch = sys.modules.get("torch")
+            if torch is not None and torch.cuda.is_available():
+                torch.cuda.empty_cache()
+        self._settings = None
+
+    # --- inputs (executor thread) -----------------------------------------------------------
+    def _deliver_frame(self, camera: str, frame: Frame) -> None:
+        started = self._pipeline.add_frame(camera, frame)
+        if started is not None:
+            self._publish_update(started)
+        if self._latest_stamp is None or frame.stamp >= self._latest_stamp:
+            self._latest_stamp = frame.stamp
+            self._latest_receipt = time.monotonic()
+
+    def _frame_time(self) -> Optional[float]:
+        """Now, in frame-stamp time: the newest frame's stamp plus the wall time since it came
+        (so time limits run on while a camera is silent). None before the first frame: the
+        camera's clock is unknown until then (it may be sim time, a bag's, or a device's)."""
+        if self._latest_stamp is None:
+            return None
+        return self._latest_stamp + (time.monotonic() - self._latest_receipt)
 
     def _on_instruction(self, msg: String) -> None:
         try:
             task = build_task([msg.data])
         except InvalidTaskError as exc:
-            self._reject_task(f"instruction rejected: {exc}")
+            self._report_error(f"instruction rejected: {exc}")
             return
-        self._set_task(task, start=True, reason="instruction topic")
+        self._set_task(task, True, "instruction topic")
 
     def _on_task(self, msg: TaskSpecMsg) -> None:
         try:
             task = task_from_msg(msg)
         except InvalidTaskError as exc:
-            self._reject_task(f"task rejected: {exc}")
+            self._report_error(f"task rejected: {exc}")
             return
-        self._set_task(task, start=True, reason="task topic")
+        self._set_task(task, True, "task topic")
 
-    def _handle_set_task(self, request: SetTask.Request, response: SetTask.Response):
+    def _handle_set_task(self, request, response):
         try:
             task = task_from_msg(request.task)
         except InvalidTaskError as exc:
-            self._reject_task(f"task rejected: {exc}")
+            self._report_error(f"task rejected: {exc}")
             response.success, response.message = False, str(exc)
             return response
-        self._set_task(task, start=request.start_episode, reason="set_task service")
+        self._set_task(task, request.start_episode, "set_task service")
         response.success = True
         response.message = f"task with {task.stage_count} stage(s) set"
-        response.episode_id = self._episode_id if request.start_episode else ""
+        response.episode_id = self._pipeline.state.episode_id if request.start_episode else ""
         return response
 
-    def _handle_start_episode(self, request: StartEpisode.Request, response: StartEpisode.Response):
-        if self._task is None:
-            response.success, response.message = False, "no task set: publish a task or call set_task first"
+    def _handle_start_episode(self, request, response):
+        try:
+            updates = self._pipeline.start_episode(
+                self._frame_time(), request.episode_id.strip() or None,
+                request.reason.strip() or "reset")
+        except RuntimeError as exc:
+            response.success, response.message = False, str(exc)
             return response
-        self._start_episode(request.episode_id.strip(), request.reason.strip() or "reset")
+        for update in updates:
+            self._publish_update(update)
+        self._publish_state(self._pipeline.state)
         response.success, response.message = True, "episode started"
-        response.episode_id = self._episode_id
+        response.episode_id = self._pipeline.state.episode_id
         return response
 
-    # --- task and episode bookkeeping -------------------------------------------------------
-    def _reject_task(self, message: str) -> None:
-        self._last_task_error = message
-        self.get_logger().error(message)
-
-    def _set_task(self, task: TaskSpec, start: bool, reason: str) -> None:
-        self._task = task
-        self._last_task_error = ""
+    def _set_task(self, task: TaskSpec, start: bool, source: str) -> None:
         self.get_logger().info(
-            f"task set from {reason}: " + " | ".join(s.instruction for s in task.stages))
-        if start:
-            self._start_episode("", f"new task from {reason}")
+            f"task from {source}: " + " | ".join(s.instruction for s in task.stages))
+        for update in self._pipeline.set_task(task, self._frame_time(), start):
+            self._publish_update(update)
+        self._publish_state(self._pipeline.state)
+
+    async def _handle_compare_preference(self, request, response):
+        """A coroutine: the comparison runs on its own thread and the executor keeps serving
+        frames while it waits."""
+        if not self._model.capabilities.preference:
+            response.success = False
+            response.message = f"backend {self._model.name} has no preference head"
+            return response
+        try:
+            if not request.instruction.strip():
+                raise ImageDecodeError("the instruction is empty")
+            clips = [[self._decode_clip_frame(image, i) for i, image in enumerate(clip)]
+                     for clip in (request.trajectory_a, request.trajectory_b)]
+            if not clips[0] or not clips[1]:
+                raise ImageDecodeError("both trajectories need at least one frame")
+        except ImageDecodeError as exc:
+            response.success, response.message = False, str(exc)
+            return response
+        answer = RclpyFuture(executor=self.executor)
+
+        def compare():
+            try:
+                with self._model_lock:
+                    answer.set_result(self._model.prefer(request.instruction.strip(), *clips))
+            except Exception as exc:
+                answer.set_result(exc)
+
+        threading.Thread(target=compare, name="preference", daemon=True).start()
+        outcome = await answer
+        if isinstance(outcome, Exception):
+            response.success = False
+            response.message = f"{type(outcome).__name__}: {outcome}"
+            return response
+        response.success, response.message = True, "compared"
+        response.probability_a_better = float(outcome)
+        response.a_preferred = outcome > 0.5
+        response.backend = self._model.name
+        response.model_id = self._settings.model.model_id
+        return response
+
+    def _decode_clip_frame(self, image, index: int) -> Frame:
+        rgb = decode_raw(image.encoding, image.height, image.width, image.step, image.data)
+        stamp = to_seconds(image.header.stamp)
+        return Frame(stamp if stamp > 0.0 else float(index),
+                     fit_pixels(rgb, self._settings.max_pixels))
+
+    # --- inference thread -------------------------------------------------------------------
+    def _inference_step(self) -> None:
+        with self._model_lock:
+            report = self._pipeline.step()
+        for result in report.results:
+            self._latency.add(result.estimate.latency_s)
+            if result.update.accepted:
+                self._estimate_pub.publish(estimate_msg(
+                    result, self._settings.model.model_id, self._settings.model.precision))
+            self._publish_update(result.update)
+        for update in report.updates:
+            self._publish_update(update)
+        if report.error:
+            self._report_error(f"inference step failed: {report.error}")
+
+    def _on_worker_error(self, exc: BaseException) -> None:
+        self._report_error(f"inference thread: {type(exc).__name__}: {exc}")
+
+    # --- outputs (any thread) ---------------------------------------------------------------
+    def _publish_update(self, update: MonitorUpdate) -> None:
+        if not update.events:
+            return
+        for event in update.events:
+            if isinstance(event, FailureDetected):
+                log = self.get_logger().error if event.terminal else self.get_logger().warning
+                log(f"{event.kind.name.lower()}: {event.description}")
+                self._failure_pub.publish(failure_msg(event))
+            elif isinstance(event, EpisodeEnded):
+                self.get_logger().info(
+                    f"episode {event.episode_id} ended: {event.status.name.lower()} "
+                    f"({event.reason})")
+                if event.reset_requested:
+                    self._reset_pub.publish(reset_msg(event))
+                    if self._reset is not None:
+                        self._reset.request(event.episode_id)
+        self._publish_state(update.state)
+
+    def _publish_state(self, state) -> None:
+        self._state_pub.publish(state_msg(state))
+
+    def _on_reset_outcome(self, ok: bool, text: str) -> None:
+        if ok:
+            self.get_logger().info(text)
         else:
-            self._status = TaskState.STATUS_IDLE
-            self._publish_state(f"task set from {reason}; waiting for start_episode")
+            self._report_error(text)
 
-    def _start_episode(self, episode_id: str, reason: str) -> None:
-        self._episode_count += 1
-        self._episode_id = episode_id or f"{self._run_tag}-{self._episode_count:04d}"
-        self._stage_index = 0
-        self._status = TaskState.STATUS_RUNNING
-        self._publish_state(f"episode started ({reason})")
+    def _report_error(self, text: str) -> None:
+        if text != self._last_error:
+            self.get_logger().error(text)
+        self._last_error = text
 
-    def _publish_state(self, reason: str) -> None:
-        msg = TaskState()
-        msg.header.stamp = self.get_clock().now().to_msg()
-        msg.episode_id = self._episode_id
-        msg.stage_index = self._stage_index
-        msg.stage_count = self._task.stage_count if self._task else 0
-        msg.instruction = self._task.stages[self._stage_index].instruction if self._task else ""
-        msg.status = self._status
-        msg.reason = reason
-        self._state_pub.publish(msg)
+    # --- timers (executor thread) -----------------------------------------------------------
+    def _tick(self) -> None:
+        now_frame = self._frame_time()
+        if now_frame is None:
+            return
+        self._publish_update(self._pipeline.tick(now_frame))
+        now = time.monotonic()
+        stale_after = self._pipeline.monitor.config.camera_stale_after_s
+        for stats in self._cameras.stats.values():
+            age = stats.age(now)
+            if age is not None and age > stale_after and not stats.stale_reported:
+                stats.stale_reported = True
+                self._publish_update(self._pipeline.report_camera_stale(stats.name, now_frame, age))
 
-    # --- diagnostics ---------------------------------------------------------------------------
+    # --- parameters -------------------------------------------------------------------------
+    def _on_set_parameters(self, parameters) -> SetParametersResult:
+        # Read-only parameters are refused by rclpy itself (their descriptors say so).
+        changed = {p.name: p.value for p in parameters}
+        if self._settings is None:
+            return SetParametersResult(successful=True)
+        values = current_values(self)
+        values.update(changed)
+        try:
+            config = monitor_config(values, self._settings.monitor.cameras)
+        except ValueError as exc:
+            return SetParametersResult(successful=False, reason=str(exc))
+        self._pipeline.use_monitor_next(TaskMonitor(config))
+        self.get_logger().info(f"parameters {sorted(changed)} accepted; they apply from the "
+                               "next episode")
+        return SetParametersResult(successful=True)
+
+    # --- diagnostics ------------------------------------------------------------------------
     def _publish_diagnostics(self) -> None:
         now = time.monotonic()
-        elapsed = max(now - self._last_report, 1e-6)
-        self._last_report = now
+        elapsed = max(now - self._rate_clock, 1e-6)
+        self._rate_clock = now
+        name = self.get_name()
         array = DiagnosticArray()
         array.header.stamp = self.get_clock().now().to_msg()
-        for camera in self._cameras.values():
-            rate = (camera.frames - camera.frames_at_last_report) / elapsed
-            camera.frames_at_last_report = camera.frames
-            age = None if camera.last_receipt is None else now - camera.last_receipt
-            if camera.frames == 0:
-                level, text = DiagnosticStatus.WARN, "no usable frame received yet"
-            elif camera.last_error and camera.rejected and rate == 0.0:
-                level, text = DiagnosticStatus.ERROR, f"frames rejected: {camera.last_error}"
-            else:
-                level, text = DiagnosticStatus.OK, f"receiving at {rate:.1f} Hz"
-            array.status.append(DiagnosticStatus(
-                level=level, name=f"{self.get_name()}: camera {camera.topic}",
-                hardware_id=camera.topic, message=text, values=[
-                    KeyValue(key="frames_received", value=str(camera.frames)),
-                    KeyValue(key="frames_rejected", value=str(camera.rejected)),
-                    KeyValue(key="input_rate_hz", value=f"{rate:.2f}"),
-                    KeyValue(key="time_since_last_frame_sec",
-                             value="never" if age is None else f"{age:.3f}"),
-                    KeyValue(key="last_error", value=camera.last_error),
-                ]))
-        task_level = DiagnosticStatus.ERROR if self._last_task_error else (
-            DiagnosticStatus.OK if self._task else DiagnosticStatus.WARN)
-        array.status.append(DiagnosticStatus(
-            level=task_level, name=f"{self.get_name()}: task",
-            message=self._last_task_error or ("episode running" if self._episode_id else "no task set"),
-            values=[KeyValue(key="episode_id", value=self._episode_id),
-                    KeyValue(key="stage_count",
-                             value=str(self._task.stage_count if self._task else 0))]))
+        array.status.append(self._model_status(name))
+        if self._cameras is not None and self._pipeline is not None:
+            stale_after = self._settings.monitor.camera_stale_after_s
+            for stats in self._cameras.stats.values():
+                rate = (stats.received - stats.received_at_last_report) / elapsed
+                stats.received_at_last_report = stats.received
+                window = self._pipeline.windows[stats.name]
+                array.status.append(diag.camera_status(
+                    name, stats, now, rate, len(window), window.max_frames, stale_after))
+        if self._pipeline is not None:
+            state = self._pipeline.state
+            level = diag.OK if state.episode_id else diag.WARN
+            array.status.append(diag.status(
+                f"{name}: task", level, state.reason or state.status.name.lower(), {
+                    "status": state.status.name.lower(),
+                    "episode_id": state.episode_id,
+                    "stage": f"{state.stage_index + 1}/{state.num_stages}",
+                    "instruction": state.instruction,
+                    "stage_progress": state.stage_progress,
+                    "estimates_accepted": state.estimates_accepted,
+                    "estimates_rejected": state.estimates_rejected,
+                    "episode_log": self._pipeline.monitor.log_path,
+                }))
+        if self._reset is not None:
+            stats = self._reset.stats
+            array.status.append(diag.status(
+                f"{name}: controller reset", diag.WARN if stats.last_error else diag.OK,
+                stats.last_error or "ok", {"service": self._reset.service, **vars(stats)}))
         self._diag_pub.publish(array)
+
+    def _model_status(self, name: str):
+        if self._model is None or self._settings is None:
+            return diag.status(f"{name}: model", diag.ERROR if self._configure_error else diag.WARN,
+                               self._configure_error or "not loaded (node not configured)",
+                               {"loaded": False})
+        latency = self._latency.percentiles() or {}
+        worker = self._worker
+        errors = self._pipeline.errors
+        level = diag.ERROR if errors.consecutive else diag.OK
+        return diag.status(f"{name}: model", level, self._last_error or "loaded", {
+            "loaded": True,
+            "backend": self._model.name,
+            "model_id": self._settings.model.model_id,
+            "device": getattr(self._model, "device", self._settings.model.device),
+            "precision": self._settings.model.precision,
+            "inference_latency_p50_sec": latency.get("p50"),
+            "inference_latency_p95_sec": latency.get("p95"),
+            "inference_steps": worker.steps if worker else 0,
+            "inference_overruns": worker.overruns if worker else 0,
+            "model_errors_total": errors.total,
+            "model_errors_consecutive": errors.consecutive,
+            "last_error": self._last_error,
+        })
 
 
 def main(args=None) -> int:

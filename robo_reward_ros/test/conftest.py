@@ -20,5 +20,7 @@ os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
 os.environ.pop("ROS_LOCALHOST_ONLY", None)
 os.environ["ROS_LOG_DIR"] = tempfile.mkdtemp(prefix="robo_reward_test_roslog_")
 os.environ.setdefault("RCUTILS_LOGGING_BUFFERED_STREAM", "0")
+# No model hub here: a model id must fail at once, never wait on the network.
+os.environ["HF_HUB_OFFLINE"] = "1"
 
 pytest_plugins = ["ros_fixtures", "model_fixtures"]

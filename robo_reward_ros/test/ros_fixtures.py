@@ -35,13 +35,14 @@ def installed_executable(name: str) -> str:
 class RosProcess:
     """A child process whose output goes to a file, so a failing test can show it."""
 
-    def __init__(self, argv: List[str], log_path: str) -> None:
+    def __init__(self, argv: List[str], log_path: str, env: Optional[dict] = None) -> None:
         self.argv = argv
         self.log_path = log_path
         self._log = open(log_path, "wb")
         # Own process group, so kill() also stops what it started (a launch file's nodes).
         self.popen = subprocess.Popen(argv, stdout=self._log, stderr=subprocess.STDOUT,
-                                      start_new_session=True)
+                                      start_new_session=True,
+                                      env=None if env is None else {**os.environ, **env})
 
     def output(self) -> str:
         with open(self.log_path, "rb") as handle:
@@ -70,9 +71,10 @@ def spawn(tmp_path):
     """Start a process (installed executable or python script); all are stopped at teardown."""
     started: List[RosProcess] = []
 
-    def _spawn(argv: List[str], name: Optional[str] = None) -> RosProcess:
+    def _spawn(argv: List[str], name: Optional[str] = None,
+               env: Optional[dict] = None) -> RosProcess:
         log = tmp_path / f"{name or os.path.basename(argv[0])}-{len(started)}.log"
-        process = RosProcess(argv, str(log))
+        process = RosProcess(argv, str(log), env)
         started.append(process)
         return process
 
@@ -116,3 +118,20 @@ def spin_until(node, condition: Callable[[], bool], timeout: float = DISCOVERY_T
 
 def python_script(name: str) -> List[str]:
     return [sys.executable, os.path.join(TEST_DIR, name)]
+
+
+# The reward node with the pixel-scripted test backend (test/scripted_backend.py): what it
+# "predicts" is painted into the camera frames, so a test controls the model's outputs.
+SCRIPTED_MODEL_ARGS = ["-p", 'model.preset:=""', "-p", "model.backend:=pixel_scripted",
+                       "-p", "model.plugin_modules:=scripted_backend"]
+SCRIPTED_ENV = {"PYTHONPATH": TEST_DIR + os.pathsep + os.environ.get("PYTHONPATH", "")}
+
+
+def reward_node_argv(*params: str, log_dir: Optional[str] = None) -> List[str]:
+    """The installed reward_node with the scripted backend and the given ``name:=value``s."""
+    argv = [installed_executable("reward_node"), "--ros-args"] + SCRIPTED_MODEL_ARGS
+    if log_dir is not None:
+        argv += ["-p", f"episode_log.directory:={log_dir}"]
+    for param in params:
+        argv += ["-p", param]
+    return argv

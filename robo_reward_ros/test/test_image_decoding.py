@@ -6,7 +6,7 @@ import pytest
 from PIL import Image
 
 from robo_reward_ros.core.image_decoding import (ImageDecodeError, decode_compressed,
-                                                  decode_raw)
+                                                  decode_raw, fit_pixels)
 
 RGB = np.arange(4 * 5 * 3, dtype=np.uint8).reshape(4, 5, 3)
 
@@ -81,3 +81,16 @@ def test_bad_compressed_frames_are_refused_with_the_reason(format_field, data, m
     with pytest.raises(ImageDecodeError) as error:
         decode_compressed(format_field, data)
     assert message in str(error.value)
+
+
+def test_large_frames_are_downscaled_with_their_aspect_kept():
+    frame = np.zeros((720, 1280, 3), dtype=np.uint8)
+    frame[:, 640:] = 200
+    small = fit_pixels(frame, 224 * 224)
+    assert small.shape[0] * small.shape[1] <= 224 * 224 and small.shape[2] == 3
+    assert abs(small.shape[1] / small.shape[0] - 1280 / 720) < 0.02
+    assert small[:, : small.shape[1] // 2 - 2].max() == 0 and small[:, small.shape[1] // 2 + 2:].min() == 200
+
+
+def test_small_frames_are_untouched():
+    assert fit_pixels(RGB, 224 * 224) is RGB

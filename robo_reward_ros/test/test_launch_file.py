@@ -5,11 +5,11 @@ import importlib.util
 import os
 
 import pytest
-from diagnostic_msgs.msg import DiagnosticArray
-from robo_reward_msgs.msg import TaskState
+from robo_reward_msgs.msg import RewardEstimate, TaskState
 
 from robo_reward_ros.reward_node import LATCHED_QOS
-from ros_fixtures import PACKAGE_ROOT, installed_prefix, python_script, spin_until
+from ros_fixtures import (PACKAGE_ROOT, installed_executable, installed_prefix, python_script,
+                          spin_until)
 from test_entry_points import console_scripts
 
 LAUNCH_FILE = os.path.join(PACKAGE_ROOT, "launch", "reward.launch.py")
@@ -22,7 +22,7 @@ def _launch_tree():
 
 def _node_keywords(tree):
     for call in ast.walk(tree):
-        if isinstance(call, ast.Call) and getattr(call.func, "id", None) == "Node":
+        if isinstance(call, ast.Call) and getattr(call.func, "id", None) in ("Node", "LifecycleNode"):
             yield {k.arg: k.value for k in call.keywords}
 
 
@@ -53,18 +53,46 @@ def test_files_it_names_are_installed():
         assert os.path.isfile(os.path.join(share, "config", name)), f"{name} is not installed"
 
 
+def _tiny_model_args(model_dir):
+    return [f"model:={model_dir}", "backend:=robometer", "precision:=fp32", "device:=cpu"]
+
+
+def _wait_for_scoring(ros_node, processes, instruction):
+    states, estimates = [], []
+    ros_node.create_subscription(TaskState, "task_state", states.append, LATCHED_QOS)
+    ros_node.create_subscription(RewardEstimate, "reward", estimates.append, 10)
+    spin_until(ros_node, lambda: states and states[-1].instruction == instruction,
+               what="task_state from the launched node", processes=processes)
+    spin_until(ros_node, lambda: estimates and estimates[-1].instruction == instruction,
+               what="reward estimates from the launched node and camera", processes=processes)
+    return estimates[-1]
+
+
 @pytest.mark.skipif(importlib.util.find_spec("launch_ros") is None,
                     reason="launch_ros is not importable (not on PyPI; comes with a ROS install)")
-def test_launch_file_runs_node_and_camera(ros_node, spawn):
+def test_launch_file_runs_node_and_camera(ros_node, spawn, tiny_robometer_dir):
     launch = spawn(python_script("launch_file_runner.py") + [
-        LAUNCH_FILE, "synthetic_camera:=true", "instruction:=stack the cups"], name="launch")
-    states, diagnostics = [], []
-    ros_node.create_subscription(TaskState, "task_state", states.append, LATCHED_QOS)
-    ros_node.create_subscription(DiagnosticArray, "/diagnostics", diagnostics.append, 10)
-    spin_until(ros_node, lambda: states and states[-1].instruction == "stack the cups",
-               what="task_state from the launched node", processes=[launch])
-    spin_until(ros_node, lambda: any(
-        kv.key == "frames_received" and int(kv.value) > 0
-        for array in diagnostics for status in array.status for kv in status.values),
-        what="frames from the launched camera", processes=[launch])
+        LAUNCH_FILE, "synthetic_camera:=true", "instruction:=step 1: stack the cups",
+        "camera_topics:=cam/image_raw", "log_level:=info"] + _tiny_model_args(tiny_robometer_dir),
+        name="launch")
+    estimate = _wait_for_scoring(ros_node, [launch], "step 1: stack the cups")
+    assert estimate.camera == "cam/image_raw" and estimate.backend == "robometer"
     assert launch.interrupt(timeout=30) == 0, launch.output()
+
+
+def test_entry_point_with_the_launch_files_yaml(ros_node, spawn, tiny_robometer_dir):
+    """What the launch file starts, started without launch: same executable, same YAML."""
+    camera = spawn([installed_executable("synthetic_camera")])
+    overrides = [("model.preset", '""'), ("model.id", tiny_robometer_dir),
+                 ("model.backend", "robometer"), ("model.precision", "fp32"),
+                 ("model.device", "cpu"), ("instruction", "stack the cups"),
+                 ("episode_log.directory", '""')]
+    argv = [installed_executable("reward_node"), "--ros-args", "--params-file",
+            os.path.join(PACKAGE_ROOT, "config", "reward.yaml")]
+    for name, value in overrides:
+        argv += ["-p", f"{name}:={value}"]
+    node = spawn(argv)
+    estimate = _wait_for_scoring(ros_node, [camera, node], "stack the cups")
+    assert estimate.backend == "robometer"
+    for process in (camera, node):
+        assert process.interrupt() == 0, process.output()

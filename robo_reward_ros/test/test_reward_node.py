@@ -1,114 +1,336 @@
-"""The reward node in its own process, seen from outside as an RL controller would see it."""
+"""The reward node in its own process, seen from outside as an RL controller would see it.
+
+The node runs the pixel-scripted backend (test/scripted_backend.py) through the same plugin
+mechanism a team would use for its own model: each frame's red level is the progress the
+"model" reports and its green level the success probability, so the test decides what the
+model says by what the camera shows.
+"""
 import os
 
+import numpy as np
+import pytest
 import yaml
-from rcl_interfaces.srv import ListParameters
-from robo_reward_msgs.msg import StageSpec, TaskSpec, TaskState
-from robo_reward_msgs.srv import SetTask, StartEpisode
 from diagnostic_msgs.msg import DiagnosticArray
+from rcl_interfaces.srv import ListParameters
+from rclpy.qos import qos_profile_sensor_data
+from robo_reward_msgs.msg import (FailureEvent, ResetRequest, RewardEstimate, StageSpec,
+                                  TaskSpec, TaskState)
+from robo_reward_msgs.srv import ComparePreference, SetTask, StartEpisode
+from sensor_msgs.msg import Image
+from std_msgs.msg import String
+from std_srvs.srv import Trigger
 
+from robo_reward_ros.node_parameters import SPECS
+from robo_reward_ros.reward_messages import to_seconds, to_time
 from robo_reward_ros.reward_node import LATCHED_QOS
-from ros_fixtures import PACKAGE_ROOT, installed_executable, spin_until
+from ros_fixtures import (PACKAGE_ROOT, SCRIPTED_ENV, installed_executable, reward_node_argv,
+                          spin_until)
+from scripted_backend import painted
 
 CONFIG = os.path.join(PACKAGE_ROOT, "config", "reward.yaml")
 
 
-def _call(node, client, request, processes):
-    spin_until(node, client.service_is_ready, what=f"service {client.srv_name}", processes=processes)
+def call(node, client, request, processes):
+    spin_until(node, client.service_is_ready, what=f"service {client.srv_name}",
+               processes=processes)
     future = client.call_async(request)
     spin_until(node, future.done, what=f"reply of {client.srv_name}", processes=processes)
     return future.result()
 
 
-def test_node_scores_camera_stream_and_reports(ros_node, spawn):
-    camera = spawn([installed_executable("synthetic_camera"), "--ros-args", "-p", "rate_hz:=20.0"])
-    node = spawn([installed_executable("reward_node"), "--ros-args", "--params-file", CONFIG,
-                  "-p", "instruction:=put the red block on the green square"])
-    processes = [camera, node]
-    states, diagnostics = [], []
-    ros_node.create_subscription(TaskState, "task_state", states.append, LATCHED_QOS)
-    ros_node.create_subscription(DiagnosticArray, "/diagnostics", diagnostics.append, 10)
+def rgb_image(rgb, stamp, encoding="rgb8"):
+    """An Image message of an RGB array in the given encoding (channels reordered/added)."""
+    if encoding == "bgr8":
+        pixels = rgb[..., ::-1]
+    elif encoding == "rgba8":
+        pixels = np.concatenate([rgb, np.full(rgb.shape[:2] + (1,), 255, np.uint8)], axis=2)
+    elif encoding == "bgra8":
+        pixels = np.concatenate([rgb[..., ::-1], np.full(rgb.shape[:2] + (1,), 9, np.uint8)], 2)
+    elif encoding == "mono8":
+        pixels = rgb[..., :1]
+    else:
+        pixels = rgb
+    pixels = np.ascontiguousarray(pixels)
+    msg = Image(height=pixels.shape[0], width=pixels.shape[1], encoding=encoding,
+                step=pixels.shape[1] * pixels.shape[2], data=pixels.tobytes())
+    msg.header.stamp = to_time(stamp)
+    return msg
 
-    # Latched state reaches a subscriber that joined after it was published.
-    spin_until(ros_node, lambda: states, what="latched task_state", processes=processes)
-    assert states[-1].status == TaskState.STATUS_RUNNING
-    assert states[-1].instruction == "put the red block on the green square"
-    assert states[-1].stage_count == 1
-    first_episode = states[-1].episode_id
-    assert first_episode
 
-    def camera_frames():
-        for array in diagnostics:
+class Listener:
+    """Everything the node publishes, as a controller and an operator console receive it."""
+
+    def __init__(self, node):
+        self.states, self.estimates, self.failures, self.resets, self.diagnostics = [], [], [], [], []
+        node.create_subscription(TaskState, "task_state", self.states.append, LATCHED_QOS)
+        node.create_subscription(RewardEstimate, "reward", self.estimates.append, 50)
+        node.create_subscription(FailureEvent, "failure_events", self.failures.append, 50)
+        node.create_subscription(ResetRequest, "reset_request", self.resets.append, LATCHED_QOS)
+        node.create_subscription(DiagnosticArray, "/diagnostics", self.diagnostics.append, 10)
+
+    def diagnostic(self, name_part, key):
+        for array in reversed(self.diagnostics):
             for status in array.status:
-                if status.hardware_id == "camera/image_raw":
-                    yield int({kv.key: kv.value for kv in status.values}["frames_received"])
-    spin_until(ros_node, lambda: any(n > 0 for n in camera_frames()),
-               what="diagnostics counting camera frames", processes=processes)
+                if name_part in status.name:
+                    return {kv.key: kv.value for kv in status.values}.get(key)
+        return None
+
+
+def test_node_scores_the_camera_stream_and_publishes_estimates(ros_node, spawn, tmp_path):
+    camera = spawn([installed_executable("synthetic_camera"), "--ros-args", "-p", "rate_hz:=30.0"])
+    # The scene's table is light: its green level would read as success 0.72.
+    node = spawn(reward_node_argv("inference.rate_hz:=10.0", "success.threshold:=0.95",
+                                  log_dir=str(tmp_path)),
+                 env=SCRIPTED_ENV)
+    processes = [camera, node]
+    listen = Listener(ros_node)
+    frames = []
+    ros_node.create_subscription(Image, "camera/image_raw",
+                                 lambda m: frames.append(to_seconds(m.header.stamp)),
+                                 qos_profile_sensor_data)
+    ros_node.create_publisher(String, "instruction", LATCHED_QOS).publish(
+        String(data="put the red block on the green square"))
+    spin_until(ros_node, lambda: len(listen.estimates) >= 5, what="reward estimates",
+               processes=processes)
+    estimate = listen.estimates[-1]
+    assert estimate.instruction == "put the red block on the green square"
+    assert estimate.backend == "pixel_scripted" and estimate.camera == "camera/image_raw"
+    # Stamped with the newest frame the model used, which is a frame the camera published.
+    assert estimate.frame_stamps[-1] == estimate.header.stamp
+    assert to_seconds(estimate.header.stamp) in frames
+    assert len(estimate.frame_progress) == len(estimate.frame_stamps) >= 1
+    assert estimate.has_success_probability and 0.0 <= estimate.progress <= 1.0
+    assert estimate.inference_latency_sec > 0.0
+    state = listen.states[-1]
+    assert state.status == TaskState.STATUS_RUNNING and estimate.episode_id == state.episode_id
+    assert os.path.isfile(os.path.join(str(tmp_path), f"episode_{state.episode_id}.jsonl"))
 
     set_task = ros_node.create_client(SetTask, "/reward_node/set_task")
     bad = SetTask.Request(task=TaskSpec(stages=[StageSpec(instruction="open the drawer"),
                                                 StageSpec(instruction="   ")]))
-    reply = _call(ros_node, set_task, bad, processes)
+    reply = call(ros_node, set_task, bad, processes)
     assert not reply.success and "stage 1 has an empty instruction" in reply.message
-
     good = SetTask.Request(start_episode=True, task=TaskSpec(stages=[
         StageSpec(instruction="open the drawer"), StageSpec(instruction="put the cup in it")]))
-    reply = _call(ros_node, set_task, good, processes)
-    assert reply.success and reply.episode_id and reply.episode_id != first_episode
-    spin_until(ros_node, lambda: states[-1].episode_id == reply.episode_id,
-               what="task_state of the new episode", processes=processes)
-    assert (states[-1].stage_count, states[-1].instruction) == (2, "open the drawer")
-
-    start = ros_node.create_client(StartEpisode, "/reward_node/start_episode")
-    restarted = _call(ros_node, start, StartEpisode.Request(episode_id="trial-7"), processes)
-    assert restarted.success and restarted.episode_id == "trial-7"
-    spin_until(ros_node, lambda: states[-1].episode_id == "trial-7",
-               what="task_state of the restarted episode", processes=processes)
-
+    reply = call(ros_node, set_task, good, processes)
+    assert reply.success and reply.episode_id and reply.episode_id != state.episode_id
+    spin_until(ros_node, lambda: any(e.episode_id == reply.episode_id and
+                                     e.instruction == "open the drawer" for e in listen.estimates),
+               what="estimates of the new task", processes=processes)
+    spin_until(ros_node, lambda: listen.diagnostic("model", "inference_latency_p95_sec")
+               not in (None, "n/a"), what="latency in diagnostics", processes=processes)
+    assert listen.diagnostic("camera camera/image_raw", "transport") == "raw"
     for process in processes:
         assert process.interrupt() == 0, process.output()
 
 
-def test_config_file_lists_exactly_the_declared_parameters(ros_node, spawn):
-    node = spawn([installed_executable("reward_node"), "--ros-args", "--params-file", CONFIG])
-    client = ros_node.create_client(ListParameters, "/reward_node/list_parameters")
-    declared = set(_call(ros_node, client, ListParameters.Request(), [node]).result.names)
-    # Every rclpy node has these; they are not ours to document.
-    declared -= {"use_sim_time", "start_type_description_service"}
-    with open(CONFIG) as handle:
-        documented = set(yaml.safe_load(handle)["reward_node"]["ros__parameters"])
-    assert declared == documented
+def test_two_stage_task_advances_ends_and_asks_the_controller_to_reset(ros_node, spawn, tmp_path):
+    resets_called = []
+
+    def controller_reset(request, response):
+        resets_called.append(request)
+        response.success, response.message = True, "arm homed"
+        return response
+
+    ros_node.create_service(Trigger, "controller/reset", controller_reset)
+    node = spawn(reward_node_argv("inference.rate_hz:=20.0", "reset.service:=/controller/reset",
+                                  "window.min_interval_sec:=0.0", log_dir=str(tmp_path)),
+                 env=SCRIPTED_ENV)
+    listen = Listener(ros_node)
+    camera = ros_node.create_publisher(Image, "camera/image_raw", qos_profile_sensor_data)
+    set_task = ros_node.create_client(SetTask, "/reward_node/set_task")
+    two_stages = SetTask.Request(start_episode=True, task=TaskSpec(stages=[
+        StageSpec(instruction="open the drawer"), StageSpec(instruction="put the cup in it")]))
+    episode = call(ros_node, set_task, two_stages, [node]).episode_id
+    clock = {"t": 100.0}
+
+    def show(progress, success):
+        """Lockstep: one frame, then wait until the node scored it (or the episode ended)."""
+        clock["t"] += 0.1
+        stamp = clock["t"]
+        frame = rgb_image(painted(progress, success), stamp)
+
+        def scored():
+            camera.publish(frame)  # best effort: resend until it is in
+            return listen.resets or any(abs(to_seconds(e.header.stamp) - stamp) < 1e-6
+                                        for e in listen.estimates[-3:])
+        spin_until(ros_node, scored, what=f"the node to score the frame at {stamp:.1f} s",
+                   processes=[node])
+        return listen.estimates[-1]
+
+    assert show(0.3, 0.05).stage_index == 0
+    # Stage 0 needs 2 success votes of 3: the first success frame votes, the second confirms.
+    assert not show(0.95, 0.95).success
+    confirming = show(0.95, 0.95)
+    assert confirming.success and confirming.stage_index == 0
+    spin_until(ros_node, lambda: any(s.status == TaskState.STATUS_STAGE_SUCCEEDED
+                                     for s in listen.states),
+               what="the stage-succeeded state", processes=[node])
+    advanced = [s for s in listen.states if s.status == TaskState.STATUS_STAGE_SUCCEEDED]
+    assert advanced[0].episode_id == episode and advanced[0].stage_index == 1
+    first = show(0.2, 0.0)
+    assert (first.stage_index, first.instruction) == (1, "put the cup in it")
+    # The next stage's window starts after the frame that finished stage 0.
+    assert [to_seconds(s) for s in first.frame_stamps] == [pytest.approx(clock["t"])]
+    show(0.97, 0.97)
+    last = show(0.97, 0.97)
+    assert last.success and last.stage_index == 1
+    spin_until(ros_node, lambda: listen.resets, what="the reset request", processes=[node])
+    assert listen.resets[0].episode_id == episode
+    assert listen.resets[0].status == TaskState.STATUS_SUCCEEDED
+    spin_until(ros_node, lambda: resets_called, what="the controller's reset service call",
+               processes=[node])
+    ended = [s for s in listen.states if s.status == TaskState.STATUS_SUCCEEDED]
+    assert ended and ended[-1].episode_id == episode
+    success = [e for e in listen.estimates if e.success]
+    assert [e.stage_index for e in success] == [0, 1]
+    assert success[-1].reward > 1.0  # progress plus the terminal success bonus
+    assert node.interrupt() == 0, node.output()
+
+
+def test_missing_controller_service_is_reported_and_the_episode_still_ends(ros_node, spawn):
+    node = spawn(reward_node_argv("inference.rate_hz:=20.0", "reset.service:=/nobody/reset",
+                                  "reset.timeout_sec:=0.2", "reset.retries:=1",
+                                  "window.min_interval_sec:=0.0", "instruction:=stack the cups"),
+                 env=SCRIPTED_ENV)
+    listen = Listener(ros_node)
+    camera = ros_node.create_publisher(Image, "camera/image_raw", qos_profile_sensor_data)
+    clock = {"t": 50.0}
+
+    def show_success():
+        clock["t"] += 0.1
+        camera.publish(rgb_image(painted(0.95, 0.95), clock["t"]))
+        return bool(listen.resets)
+
+    spin_until(ros_node, show_success, what="episode end", processes=[node])
+    spin_until(ros_node, lambda: (listen.diagnostic("controller reset", "failed") or "0") != "0",
+               what="the failed reset in diagnostics", processes=[node])
+    assert "not available" in listen.diagnostic("controller reset", "last_error")
+    assert listen.states[-1].status == TaskState.STATUS_SUCCEEDED
+    assert node.interrupt() == 0
+    assert "reset for episode" in node.output() and "failed after 2 attempt(s)" in node.output()
+
+
+def test_late_joiner_picks_up_the_latched_task(ros_node, spawn):
+    task_pub = ros_node.create_publisher(TaskSpec, "task", LATCHED_QOS)
+    task_pub.publish(TaskSpec(stages=[StageSpec(instruction="wipe the table")]))
+    listen = Listener(ros_node)
+    node = spawn(reward_node_argv(), env=SCRIPTED_ENV)
+    spin_until(ros_node, lambda: any(s.instruction == "wipe the table" for s in listen.states),
+               what="the node to adopt the task published before it started", processes=[node])
+    # No frame yet: the episode is set up and starts with the first frame (its stamp is the
+    # episode's time origin, whatever clock the camera uses).
+    waiting = listen.states[-1]
+    assert waiting.status == TaskState.STATUS_IDLE and "first camera frame" in waiting.reason
+    camera = ros_node.create_publisher(Image, "camera/image_raw", qos_profile_sensor_data)
+    frame = rgb_image(painted(0.1, 0.0), 42.0)
+    spin_until(ros_node, lambda: camera.publish(frame) or (
+        listen.states[-1].status == TaskState.STATUS_RUNNING), what="the episode to start",
+        processes=[node])
+    assert listen.states[-1].episode_id == waiting.episode_id
+    assert to_seconds(listen.states[-1].header.stamp) == 42.0
+    assert node.interrupt() == 0
+
+
+def test_every_encoding_compressed_images_and_two_cameras(ros_node, spawn):
+    import io
+
+    from PIL import Image as PilImage
+    from sensor_msgs.msg import CompressedImage
+
+    node = spawn(reward_node_argv(
+        'cameras.topics:=["front/image_raw", "wrist/image_raw/compressed"]',
+        "inference.rate_hz:=20.0", "window.min_interval_sec:=0.0", "instruction:=stack the cups",
+        "success.threshold:=1.0"), env=SCRIPTED_ENV)
+    listen = Listener(ros_node)
+    front = ros_node.create_publisher(Image, "front/image_raw", qos_profile_sensor_data)
+    wrist = ros_node.create_publisher(CompressedImage, "wrist/image_raw/compressed",
+                                      qos_profile_sensor_data)
+    clock = {"t": 10.0}
+    for encoding, progress in [("rgb8", 0.2), ("bgr8", 0.4), ("rgba8", 0.6), ("bgra8", 0.8),
+                               ("mono8", 0.5)]:
+        expected = progress
+
+        def sent_and_seen(encoding=encoding, progress=progress, expected=expected):
+            clock["t"] += 0.05
+            rgb = painted(progress, 0.1)
+            if encoding == "mono8":  # a grey frame: red == green == grey level
+                rgb = np.full_like(rgb, int(round(progress * 255)))
+            front.publish(rgb_image(rgb, clock["t"], encoding))
+            return any(e.camera == "front/image_raw" and abs(e.progress - expected) < 0.01
+                       for e in listen.estimates[-3:])
+
+        spin_until(ros_node, sent_and_seen, what=f"an estimate from a {encoding} frame",
+                   processes=[node])
+
+    def png(progress, success):
+        buffer = io.BytesIO()
+        PilImage.fromarray(painted(progress, success)).save(buffer, format="PNG")
+        return buffer.getvalue()
+
+    def compressed_seen():
+        clock["t"] += 0.05
+        msg = CompressedImage(format="rgb8; png compressed rgb8", data=png(0.7, 0.2))
+        msg.header.stamp = to_time(clock["t"])
+        wrist.publish(msg)
+        return any(e.camera == "wrist/image_raw" and abs(e.progress - 0.7) < 0.01
+                   for e in listen.estimates)
+
+    spin_until(ros_node, compressed_seen, what="an estimate from the compressed camera",
+               processes=[node])
+    spin_until(ros_node, lambda: listen.diagnostic("camera wrist/image_raw", "transport"),
+               what="diagnostics of the compressed camera", processes=[node])
+    assert listen.diagnostic("camera wrist/image_raw", "transport") == "compressed"
+    assert node.interrupt() == 0, node.output()
+
+
+def test_preference_service_compares_two_clips(ros_node, spawn):
+    node = spawn(reward_node_argv(), env=SCRIPTED_ENV)
+    compare = ros_node.create_client(ComparePreference, "/reward_node/compare_preference")
+    better = [rgb_image(painted(p, 0.0), 1.0 + i) for i, p in enumerate((0.2, 0.6, 0.9))]
+    worse = [rgb_image(painted(p, 0.0), 1.0 + i) for i, p in enumerate((0.2, 0.3, 0.3))]
+    reply = call(ros_node, compare, ComparePreference.Request(
+        instruction="stack the cups", trajectory_a=worse, trajectory_b=better), [node])
+    assert reply.success and not reply.a_preferred and reply.probability_a_better < 0.5
+    assert reply.backend == "pixel_scripted"
+    empty = call(ros_node, compare, ComparePreference.Request(
+        instruction="stack the cups", trajectory_a=[], trajectory_b=better), [node])
+    assert not empty.success and "at least one frame" in empty.message
+    assert node.interrupt() == 0
 
 
 def test_bad_frames_are_reported_and_the_node_keeps_running(ros_node, spawn):
-    from rclpy.qos import qos_profile_sensor_data
-    from sensor_msgs.msg import Image
-
-    node = spawn([installed_executable("reward_node")])
+    node = spawn(reward_node_argv("instruction:=stack the cups"), env=SCRIPTED_ENV)
+    listen = Listener(ros_node)
     camera = ros_node.create_publisher(Image, "camera/image_raw", qos_profile_sensor_data)
-    diagnostics = []
-    ros_node.create_subscription(DiagnosticArray, "/diagnostics", diagnostics.append, 10)
     spin_until(ros_node, lambda: camera.get_subscription_count() > 0,
                what="the node's camera subscription", processes=[node])
-
-    def camera_values():
-        for array in diagnostics[-1:]:
-            for status in array.status:
-                if status.hardware_id == "camera/image_raw":
-                    return {kv.key: kv.value for kv in status.values}
-        return {}
-
     depth = Image(height=2, width=2, encoding="16UC1", step=4, data=bytes(8))
-    good = Image(height=2, width=2, encoding="rgb8", step=6, data=bytes(12))
+    depth.header.stamp = to_time(5.0)
 
-    def publish_until(msg, condition, what):
+    def publish_until(msg, key):
         def published_and_seen():
             camera.publish(msg)
-            return condition(camera_values())
-        spin_until(ros_node, published_and_seen, what=what, processes=[node])
+            return int(listen.diagnostic("camera camera/image_raw", key) or 0) > 0
+        spin_until(ros_node, published_and_seen, what=key, processes=[node])
 
-    publish_until(depth, lambda v: int(v.get("frames_rejected", 0)) > 0, "the rejected frame in diagnostics")
-    assert "unsupported encoding '16UC1'" in camera_values()["last_error"]
-    publish_until(good, lambda v: int(v.get("frames_received", 0)) > 0, "a good frame after the bad one")
+    publish_until(depth, "frames_rejected")
+    assert "unsupported encoding '16UC1'" in listen.diagnostic("camera camera/image_raw",
+                                                                 "last_error")
+    publish_until(rgb_image(painted(0.5, 0.1), 6.0), "frames_accepted")
     assert node.interrupt() == 0, node.output()
     assert "frame rejected: unsupported encoding '16UC1'" in node.output()
+
+
+def test_config_file_lists_exactly_the_declared_parameters(ros_node, spawn):
+    node = spawn([installed_executable("reward_node"), "--ros-args", "--params-file", CONFIG,
+                  "-p", "autostart:=false"])
+    client = ros_node.create_client(ListParameters, "/reward_node/list_parameters")
+    declared = set(call(ros_node, client, ListParameters.Request(), [node]).result.names)
+    # Every rclpy node has these; they are not ours to document.
+    declared -= {"use_sim_time", "start_type_description_service"}
+    with open(CONFIG) as handle:
+        documented = yaml.safe_load(handle)["reward_node"]["ros__parameters"]
+    assert declared == set(documented) == {spec.name for spec in SPECS}
+    assert {spec.name: spec.default for spec in SPECS} == documented
+    assert node.interrupt() == 0

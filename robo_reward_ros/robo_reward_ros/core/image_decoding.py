@@ -78,3 +78,17 @@ def compressed_kind(format_field: str) -> str:
             return kind
     raise ImageDecodeError(
         f"unknown compression format '{format_field}' (supported: {', '.join(COMPRESSED_FORMATS)})")
+
+
+def fit_pixels(rgb: np.ndarray, max_pixels: int) -> np.ndarray:
+    """Downscale (aspect kept, area resampling) so the frame has at most ``max_pixels``
+    pixels; smaller frames are returned as they are. Applied on arrival, it bounds the window's
+    memory and the model's input size whatever the camera resolution."""
+    height, width = rgb.shape[:2]
+    if height * width <= max_pixels:
+        return rgb
+    from PIL import Image
+
+    scale = (max_pixels / float(height * width)) ** 0.5
+    size = (max(1, int(width * scale)), max(1, int(height * scale)))
+    return np.asarray(Image.fromarray(np.ascontiguousarray(rgb)).resize(size, Image.BOX))

@@ -13,10 +13,11 @@ import threading
 import time
 from typing import Dict, List, Optional, Sequence, Tuple
 
-from robo_reward_ros.core.events import RewardEstimate, StageAdvanced
+from robo_reward_ros.core.events import RewardEstimate, StageAdvanced, TaskStatus
 from robo_reward_ros.core.frame import Frame
 from robo_reward_ros.core.frame_window import FrameWindow
-from robo_reward_ros.core.task_monitor import MonitorState, MonitorUpdate, TaskMonitor
+from robo_reward_ros.core.task_monitor import (MonitorState, MonitorUpdate, TaskMonitor,
+                                               new_episode_id)
 from robo_reward_ros.core.task_spec import TaskSpec
 
 
@@ -98,6 +99,10 @@ class RewardPipeline:
         self._clock = clock
         self._lock = threading.RLock()
         self._task: Optional[TaskSpec] = None
+        self._next_monitor: Optional[TaskMonitor] = None
+        # An episode asked for before any frame arrived: it starts at the first frame's stamp,
+        # because until then nothing says which clock the camera stamps with.
+        self._pending_episode: Optional[Tuple[str, str]] = None
         self._generation = 0  # changes whenever the frames being scored stop being current
 
     # --- task and episode (any thread) ------------------------------------------------------
@@ -108,34 +113,59 @@ class RewardPipeline:
     @property
     def state(self) -> MonitorState:
         with self._lock:
+            if self._pending_episode is not None:
+                task = self._task
+                return MonitorState(
+                    status=TaskStatus.IDLE, episode_id=self._pending_episode[0],
+                    num_stages=task.stage_count, instruction=task.stages[0].instruction,
+                    reason="the episode starts with the first camera frame")
             return self.monitor.state
 
-    def set_task(self, task: TaskSpec, stamp: float, start: bool,
+    def set_task(self, task: TaskSpec, stamp: Optional[float], start: bool,
                  episode_id: Optional[str] = None) -> List[MonitorUpdate]:
-        """Replace the task; a running episode ends (aborted) first."""
+        """Replace the task; a running episode ends (aborted) first. ``stamp`` None: no frame
+        has arrived yet, so a started episode waits for the first one."""
         with self._lock:
-            updates = [self.monitor.abort_episode(stamp, "the task changed")]
+            updates = [self._abort(stamp, "the task changed")]
             self._task = task
             self._restart_windows(None, include_start=True)
             if start:
                 updates.append(self._start(stamp, episode_id))
-            return [u for u in updates if u.events]
+            return [u for u in updates if u is not None and u.events]
 
-    def start_episode(self, stamp: float, episode_id: Optional[str] = None,
+    def start_episode(self, stamp: Optional[float], episode_id: Optional[str] = None,
                       reason: str = "reset") -> List[MonitorUpdate]:
         with self._lock:
             if self._task is None:
                 raise RuntimeError("no task set: set a task before starting an episode")
-            updates = [self.monitor.abort_episode(stamp, reason), self._start(stamp, episode_id)]
-            return [u for u in updates if u.events]
+            updates = [self._abort(stamp, reason), self._start(stamp, episode_id)]
+            return [u for u in updates if u is not None and u.events]
 
-    def abort_episode(self, stamp: float, reason: str) -> MonitorUpdate:
+    def abort_episode(self, stamp: Optional[float], reason: str) -> MonitorUpdate:
         with self._lock:
-            update = self.monitor.abort_episode(stamp, reason)
+            update = self._abort(stamp, reason)
             self._restart_windows(None, include_start=True)
             return update
 
-    def _start(self, stamp: float, episode_id: Optional[str]) -> MonitorUpdate:
+    def _abort(self, stamp: Optional[float], reason: str) -> MonitorUpdate:
+        self._pending_episode = None
+        when = self.monitor.state.stamp if stamp is None else stamp
+        return self.monitor.abort_episode(when, reason)
+
+    def use_monitor_next(self, monitor: TaskMonitor) -> None:
+        """New rules (thresholds changed at run time) for the next episode; the running one
+        keeps the rules it started with."""
+        with self._lock:
+            self._next_monitor = monitor
+
+    def _start(self, stamp: Optional[float], episode_id: Optional[str]) -> Optional[MonitorUpdate]:
+        if stamp is None:
+            self._pending_episode = (episode_id or new_episode_id(), "")
+            self._restart_windows(None, include_start=True)
+            return None
+        if self._next_monitor is not None:
+            self.monitor.close()
+            self.monitor, self._next_monitor = self._next_monitor, None
         update = self.monitor.start_episode(self._task, stamp, episode_id)
         self._restart_windows(stamp, include_start=True)
         self.errors.succeeded()
@@ -148,9 +178,18 @@ class RewardPipeline:
         self.model.reset()  # per-stage caches and normalisers must not carry over
 
     # --- inputs (executor thread) ---------------------------------------------------------------
-    def add_frame(self, camera: str, frame: Frame) -> None:
-        """Raises FrameRejected (stamps back, previous stage) or KeyError (unknown camera)."""
+    def add_frame(self, camera: str, frame: Frame) -> Optional[MonitorUpdate]:
+        """Raises FrameRejected (stamps back, previous stage) or KeyError (unknown camera).
+        Returns the episode start when this frame starts a waiting episode."""
+        started = None
+        if self._pending_episode is not None:
+            with self._lock:
+                if self._pending_episode is not None:
+                    episode_id = self._pending_episode[0]
+                    self._pending_episode = None
+                    started = self._start(frame.stamp, episode_id)
         self.windows[camera].add(frame)
+        return started
 
     # --- scoring (inference thread) -------------------------------------------------------------
     def step(self) -> StepReport:

@@ -197,7 +197,7 @@ class MonitorUpdate:
 _EPISODE_COUNTER = itertools.count(1)
 
 
-def _new_episode_id() -> str:
+def new_episode_id() -> str:
     """UTC start time and a per-process counter, e.g. ``20261130T101500-0003``."""
     return f"{time.strftime('%Y%m%dT%H%M%S', time.gmtime())}-{next(_EPISODE_COUNTER):04d}"
 
@@ -322,10 +322,10 @@ class TaskMonitor:
             events.extend(self.abort_episode(stamp, "a new episode was started").events)
         self._close_log()
         if episode_id is None:
-            episode_id = _new_episode_id()
+            episode_id = new_episode_id()
             while self.config.log_directory is not None and os.path.exists(
                     episode_log_path(self.config.log_directory, episode_id)):
-                episode_id = _new_episode_id()
+                episode_id = new_episode_id()
         self._episode = _Episode(episode_id, task, float(stamp), self.config)
         self._reward.reset()
         if self.config.log_directory is not None:

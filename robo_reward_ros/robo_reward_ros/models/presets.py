@@ -1,0 +1,47 @@
+"""Named model set-ups for robots, so a launch line says what it runs, not five parameters.
+
+Each preset fixes backend, model id and precision; ``model.id``/``model.precision`` parameters
+still override a preset's values. Memory figures are for choosing a preset, not guarantees.
+"""
+from __future__ import annotations
+
+import dataclasses
+from typing import Dict
+
+
+@dataclasses.dataclass(frozen=True)
+class ModelPreset:
+    backend: str
+    model_id: str
+    precision: str
+    note: str
+
+
+PRESETS: Dict[str, ModelPreset] = {
+    "robometer-4b-nf4": ModelPreset(
+        "robometer", "robometer/Robometer-4B", "nf4",
+        "Jetson Orin / 8 GB GPUs: progress + success + preference; ~3.3 GB resident reported"),
+    "robometer-4b": ModelPreset(
+        "robometer", "robometer/Robometer-4B", "bf16",
+        "x86 GPU with >= 12 GB: progress + success + preference in bf16"),
+    "roboreward-4b": ModelPreset(
+        "roboreward", "teetone/RoboReward-4B", "bf16",
+        "1-5 progress score read as an expected score; no success head"),
+    "roboreward-8b": ModelPreset(
+        "roboreward", "teetone/RoboReward-8B", "bf16",
+        "the larger RoboReward; >= 20 GB GPU in bf16"),
+    "topreward-qwen3vl-8b": ModelPreset(
+        "topreward", "Qwen/Qwen3-VL-8B-Instruct", "bf16",
+        "training-free: log-probability that the video completes the task"),
+    "topreward-qwen3vl-4b": ModelPreset(
+        "topreward", "Qwen/Qwen3-VL-4B-Instruct", "bf16",
+        "training-free, smaller instruct model"),
+}
+
+
+def resolve_preset(name: str) -> ModelPreset:
+    try:
+        return PRESETS[name]
+    except KeyError:
+        raise ValueError(f"unknown model preset '{name}' (known: {', '.join(PRESETS)}; "
+                         "or leave it empty and set model.id and model.backend)") from None

@@ -1,0 +1,85 @@
+"""Core results to robo_reward_msgs messages (and back for stamps); no decisions here."""
+from __future__ import annotations
+
+import math
+from typing import Optional
+
+from builtin_interfaces.msg import Time
+from robo_reward_msgs.msg import FailureEvent, ResetRequest, RewardEstimate, TaskState
+
+from robo_reward_ros.core.events import EpisodeEnded, FailureDetected, StageSucceeded
+from robo_reward_ros.core.reward_pipeline import CameraResult, finite_or_nan
+from robo_reward_ros.core.task_monitor import MonitorState
+
+
+def to_time(seconds: float) -> Time:
+    nanoseconds = int(round(seconds * 1e9))
+    return Time(sec=nanoseconds // 1_000_000_000, nanosec=nanoseconds % 1_000_000_000)
+
+
+def to_seconds(stamp: Time) -> float:
+    return stamp.sec + stamp.nanosec * 1e-9
+
+
+def estimate_msg(result: CameraResult, model_id: str, precision: str,
+                 frame_id: str = "") -> RewardEstimate:
+    estimate, update = result.estimate, result.update
+    msg = RewardEstimate()
+    msg.header.stamp = to_time(estimate.stamp)
+    msg.header.frame_id = frame_id
+    msg.episode_id = update.state.episode_id
+    # The stage the estimate was scored on: if it finished that stage, the state moved on.
+    succeeded = next((e for e in update.events if isinstance(e, StageSucceeded)), None)
+    msg.stage_index = succeeded.stage_index if succeeded else update.state.stage_index
+    msg.instruction = succeeded.instruction if succeeded else update.state.instruction
+    msg.camera = result.camera
+    msg.progress = estimate.last_progress
+    msg.reward = float(update.reward or 0.0)
+    success = estimate.last_success_prob
+    msg.has_success_probability = success is not None
+    msg.success_probability = finite_or_nan(success)
+    msg.success = succeeded is not None
+    msg.frame_progress = [float(v) for v in estimate.progress]
+    msg.frame_success_probability = [float(v) for v in estimate.success_prob or ()]
+    msg.frame_stamps = [to_time(s) for s in estimate.frame_stamps]
+    msg.backend = estimate.backend
+    msg.model_id = model_id
+    msg.precision = precision
+    msg.inference_latency_sec = float(estimate.latency_s)
+    return msg
+
+
+def failure_msg(event: FailureDetected) -> FailureEvent:
+    msg = FailureEvent()
+    msg.header.stamp = to_time(event.stamp)
+    msg.episode_id = event.episode_id
+    msg.stage_index = event.stage_index
+    msg.kind = int(event.kind)
+    msg.severity = int(event.severity)
+    msg.terminal = event.terminal
+    msg.task_failure = event.task_failure
+    msg.progress = finite_or_nan(event.progress)
+    msg.description = event.description
+    return msg
+
+
+def state_msg(state: MonitorState, stamp: Optional[float] = None) -> TaskState:
+    msg = TaskState()
+    when = state.stamp if stamp is None else stamp
+    msg.header.stamp = to_time(when if math.isfinite(when) else 0.0)
+    msg.episode_id = state.episode_id
+    msg.stage_index = min(state.stage_index, max(state.num_stages - 1, 0))
+    msg.stage_count = state.num_stages
+    msg.instruction = state.instruction
+    msg.status = int(state.status)
+    msg.reason = state.reason
+    return msg
+
+
+def reset_msg(event: EpisodeEnded) -> ResetRequest:
+    msg = ResetRequest()
+    msg.header.stamp = to_time(event.stamp)
+    msg.episode_id = event.episode_id
+    msg.status = int(event.status)
+    msg.reason = event.reason
+    return msg
