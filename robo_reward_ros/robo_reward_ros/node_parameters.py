@@ -58,6 +58,9 @@ SPECS: Tuple[ParamSpec, ...] = (
     ParamSpec("model.precision", "",
               "fp32, bf16, fp16, nf4 or int8; empty: the preset's (bf16 without a preset)"),
     ParamSpec("model.device", "auto", "auto, cuda, cuda:N or cpu"),
+    ParamSpec("model.vision_onnx", "",
+              "ONNX vision encoder (.onnx file or export directory from robo-reward export-onnx) "
+              "run with ONNX Runtime (TensorRT, CUDA or CPU); empty: torch"),
     ParamSpec("model.plugin_modules", "",
               "comma-separated Python modules to import first; they may register backends"),
     # Inputs.
@@ -172,6 +175,7 @@ class ModelSettings:
     precision: str
     device: str
     plugin_modules: Tuple[str, ...]
+    options: Tuple[Tuple[str, str], ...] = ()  # extra keyword arguments for the backend
 
 
 @dataclasses.dataclass(frozen=True)
@@ -209,8 +213,11 @@ def model_settings(values: Dict[str, Any]) -> ModelSettings:
     precision = values["model.precision"] or (preset.precision if preset else "bf16")
     if not model_id and backend in ("auto", "robometer", "roboreward", "topreward"):
         raise ValueError("no model: set model.preset, or model.id (a model id or directory)")
+    onnx = str(values["model.vision_onnx"]).strip()
+    options = (("vision_runtime", "onnx"), ("vision_onnx", os.path.expanduser(onnx))) if onnx else ()
     return ModelSettings(backend, os.path.expanduser(model_id), precision,
-                         str(values["model.device"]), _split(values["model.plugin_modules"]))
+                         str(values["model.device"]), _split(values["model.plugin_modules"]),
+                         options)
 
 
 def monitor_config(values: Dict[str, Any], cameras: Sequence[str]) -> MonitorConfig:

@@ -92,7 +92,8 @@ class RewardNode(LifecycleNode):
             import_plugins(settings.model.plugin_modules)
             started = time.monotonic()
             model = create_reward_model(settings.model.model_id, settings.model.backend,
-                                        settings.model.precision, settings.model.device)
+                                        settings.model.precision, settings.model.device,
+                                        **dict(settings.model.options))
         except Exception as exc:  # bad parameters, missing weights, out of memory: say which
             self._configure_error = f"configure failed: {type(exc).__name__}: {exc}"
             self.get_logger().error(self._configure_error)

@@ -334,3 +334,41 @@ def test_config_file_lists_exactly_the_declared_parameters(ros_node, spawn):
     assert declared == set(documented) == {spec.name for spec in SPECS}
     assert {spec.name: spec.default for spec in SPECS} == documented
     assert node.interrupt() == 0
+    with open(os.path.join(os.path.dirname(PACKAGE_ROOT), "README.md")) as handle:
+        readme = handle.read()
+    assert [s.name for s in SPECS if f"| `{s.name}` |" not in readme] == []
+
+
+def test_runtime_parameters_are_validated_and_read_only_ones_refused(ros_node, spawn):
+    from rcl_interfaces.msg import Parameter, ParameterType, ParameterValue
+    from rcl_interfaces.srv import SetParameters
+
+    node = spawn(reward_node_argv(), env=SCRIPTED_ENV)
+    client = ros_node.create_client(SetParameters, "/reward_node/set_parameters")
+
+    def set_int(name, value):
+        request = SetParameters.Request(parameters=[Parameter(name=name, value=ParameterValue(
+            type=ParameterType.PARAMETER_INTEGER, integer_value=value))])
+        return call(ros_node, client, request, [node]).results[0]
+
+    refused = set_int("success.k", 9)  # more votes than estimates counted (n = 3)
+    assert not refused.successful and "success_k must be in [1, success_n]" in refused.reason
+    out_of_range = set_int("success.n", 1000)
+    assert not out_of_range.successful
+    assert set_int("success.k", 3).successful
+    read_only = set_int("window.max_frames", 8)
+    assert not read_only.successful and "read-only" in read_only.reason
+    assert node.interrupt() == 0
+
+
+def test_a_node_that_cannot_load_its_model_stays_up_and_says_why(ros_node, spawn, tmp_path):
+    node = spawn([installed_executable("reward_node"), "--ros-args", "-p", 'model.preset:=""',
+                  "-p", f"model.id:={tmp_path / 'no_such_model'}", "-p", "model.backend:=robometer"])
+    listen = Listener(ros_node)
+    spin_until(ros_node, lambda: listen.diagnostic(": model", "loaded") == "False",
+               what="the model status in diagnostics", processes=[node])
+    status = [s for a in listen.diagnostics for s in a.status if s.name.endswith(": model")][-1]
+    assert status.level == b"\x02" and "configure failed" in status.message
+    assert "no_such_model" in status.message
+    assert node.popen.poll() is None  # still running, unconfigured
+    assert node.interrupt() == 0

@@ -1,0 +1,55 @@
+"""Parameter validation: one clear refusal per bad value or combination, before any model loads."""
+import pytest
+
+from robo_reward_ros.node_parameters import SPECS, camera_name, read_settings
+
+
+def values(**changes):
+    result = {spec.name: spec.default for spec in SPECS}
+    result.update({name.replace("__", "."): value for name, value in changes.items()})
+    return result
+
+
+def test_defaults_select_the_jetson_preset():
+    settings = read_settings(values())
+    assert (settings.model.backend, settings.model.model_id, settings.model.precision) == (
+        "robometer", "robometer/Robometer-4B", "nf4")
+    assert settings.camera_topics == ("camera/image_raw",)
+    assert settings.monitor.success_threshold == 0.65 and settings.monitor.cameras == (
+        "camera/image_raw",)
+
+
+def test_explicit_values_override_the_preset_and_onnx_becomes_a_backend_option():
+    settings = read_settings(values(model__preset="roboreward-4b", model__precision="nf4",
+                                    model__vision_onnx="/models/vision.onnx"))
+    assert (settings.model.backend, settings.model.precision) == ("roboreward", "nf4")
+    assert dict(settings.model.options) == {"vision_runtime": "onnx",
+                                            "vision_onnx": "/models/vision.onnx"}
+
+
+def test_compressed_topics_name_their_camera_without_the_transport():
+    assert camera_name("wrist/image_raw/compressed") == "wrist/image_raw"
+    settings = read_settings(values(cameras__topics=["front/image_raw",
+                                                     "wrist/image_raw/compressed"]))
+    assert settings.monitor.cameras == ("front/image_raw", "wrist/image_raw")
+
+
+@pytest.mark.parametrize("changes, message", [
+    (dict(model__preset="robometer-9000"), "unknown model preset 'robometer-9000'"),
+    (dict(model__preset=""), "no model: set model.preset, or model.id"),
+    (dict(cameras__topics=[""]), "cameras.topics must name at least one camera topic"),
+    (dict(cameras__topics=["a/image_raw", "a/image_raw/compressed"]), "names a camera twice"),
+    (dict(cameras__qos__reliability="sometimes"), "cameras.qos.reliability must be"),
+    (dict(window__min_frames=40), "window.min_frames (40) exceeds window.max_frames (32)"),
+    (dict(success__k=4), "success_k must be in [1, success_n]"),
+    (dict(success__camera_rule="most"), "camera_rule must be one of"),
+    (dict(reward__mode="sparse"), "reward_mode must be one of"),
+    (dict(failure__terminal_kinds="regression,camera_stale"), "cannot be terminal"),
+    (dict(failure__terminal_kinds="wobble"), "unknown failure kind 'wobble'"),
+    (dict(inference__error_backoff_sec=5.0, inference__error_backoff_max_sec=1.0),
+     "error_backoff_max_sec must be >="),
+])
+def test_bad_values_are_refused_with_the_reason(changes, message):
+    with pytest.raises(ValueError) as error:
+        read_settings(values(**changes))
+    assert message in str(error.value)
