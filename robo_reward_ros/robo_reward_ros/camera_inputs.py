@@ -17,6 +17,7 @@ from sensor_msgs.msg import CompressedImage, Image
 
 from robo_reward_ros.core.frame import Frame
 from robo_reward_ros.core.frame_window import FrameRejected
+from robo_reward_ros.core.stamp_guard import StampGuard, StampVerdict
 from robo_reward_ros.core.image_decoding import (ImageDecodeError, decode_compressed,
                                                   decode_raw, fit_pixels)
 from robo_reward_ros.node_parameters import camera_name
@@ -50,17 +51,23 @@ def camera_qos(reliability: str, depth: int) -> QoSProfile:
 
 class CameraInputs:
     def __init__(self, node: Node, topics: List[str], qos: QoSProfile, max_pixels: int,
-                 deliver: Callable[[str, Frame], None]) -> None:
-        """``deliver(camera, frame)`` may raise FrameRejected (window rules) or KeyError."""
+                 deliver: Callable[[str, Frame], None],
+                 new_timeline: Callable[[str, float, str], None],
+                 max_stamp_jump_sec: float, new_timeline_frames: int) -> None:
+        """``deliver(camera, frame)`` may raise FrameRejected (window rules) or KeyError;
+        ``new_timeline(camera, stamp, reason)`` runs before the first frame of a new clock."""
         self._node = node
         self._max_pixels = max_pixels
         self._deliver = deliver
+        self._new_timeline = new_timeline
+        self._guards: Dict[str, StampGuard] = {}
         self.stats: Dict[str, CameraStats] = {}
         self._subscriptions = []
         for topic in topics:
             compressed = topic.endswith("/compressed")
             stats = CameraStats(topic, camera_name(topic), compressed)
             self.stats[stats.name] = stats
+            self._guards[stats.name] = StampGuard(max_stamp_jump_sec, new_timeline_frames)
             callbacks = SubscriptionEventCallbacks(
                 incompatible_qos=lambda info, s=stats: self._on_incompatible_qos(s, info),
                 message_lost=lambda info, s=stats: self._on_lost(s, info))
@@ -78,10 +85,14 @@ class CameraInputs:
         stats.last_receipt = time.monotonic()
         stats.stale_reported = False
         stamp = msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9
+        check = self._guards[stats.name].check(stamp)
+        if check.verdict is StampVerdict.REJECT:
+            self._reject(stats, check.reason)
+            return
+        if check.verdict is StampVerdict.NEW_TIMELINE:
+            self._node.get_logger().warning(f"camera {stats.topic}: {check.reason}")
+            self._new_timeline(stats.name, stamp, check.reason)
         try:
-            if stamp == 0.0:
-                raise ImageDecodeError("frame has a zero stamp: the camera driver must stamp "
-                                       "its frames (all timing uses frame stamps)")
             if stats.compressed:
                 rgb = decode_compressed(msg.format, msg.data)
             else:

@@ -14,10 +14,12 @@ import os
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescriptor
+from rclpy.exceptions import InvalidParameterTypeException, InvalidParameterValueException
 from rclpy.node import Node
 
 from robo_reward_ros.core.reward_pipeline import ModelErrorPolicy, WindowConfig
 from robo_reward_ros.core.task_monitor import MonitorConfig
+from robo_reward_ros.models.choices import check_device, check_precision
 from robo_reward_ros.models.presets import resolve_preset
 
 
@@ -74,6 +76,12 @@ SPECS: Tuple[ParamSpec, ...] = (
     ParamSpec("cameras.max_pixels", 50176,
               "frames larger than this many pixels are downscaled (aspect kept) on arrival; "
               "bounds memory and model input (50176 = 224 x 224)", low=1024, high=16777216),
+    ParamSpec("cameras.max_stamp_jump_sec", 5.0,
+              "a frame stamped this much after the previous one (or any earlier) is refused",
+              low=0.01, high=3600.0),
+    ParamSpec("cameras.new_timeline_frames", 10,
+              "consecutive frames on a new timeline (a looping bag, a restarted camera clock) "
+              "after which it is adopted and the episode restarts on it", low=1, high=10000),
     ParamSpec("cameras.stale_after_sec", 2.0,
               "a camera silent this long is reported stale (not a task failure)",
               read_only=False, low=0.05, high=3600.0),
@@ -162,10 +170,21 @@ SPECS: Tuple[ParamSpec, ...] = (
 SPEC_BY_NAME: Dict[str, ParamSpec] = {spec.name: spec for spec in SPECS}
 
 
-def declare_parameters(node: Node) -> None:
+def declare_parameters(node: Node) -> List[str]:
+    """Declare every parameter. A start-up value rclpy refuses (out of its range, wrong type)
+    does not kill the node: the default is declared instead and the refusal is returned, so
+    configure can fail with it and /diagnostics can show it."""
+    refused = []
     for spec in SPECS:
-        if not node.has_parameter(spec.name):
+        if node.has_parameter(spec.name):
+            continue
+        try:
             node.declare_parameter(spec.name, spec.default, spec.descriptor())
+        except (InvalidParameterValueException, InvalidParameterTypeException) as exc:
+            refused.append(f"parameter {spec.name}: {exc}")
+            node.declare_parameter(spec.name, spec.default, spec.descriptor(),
+                                   ignore_override=True)
+    return refused
 
 
 @dataclasses.dataclass(frozen=True)
@@ -185,6 +204,8 @@ class NodeSettings:
     qos_reliability: str
     qos_depth: int
     max_pixels: int
+    max_stamp_jump_sec: float
+    new_timeline_frames: int
     instruction_topic: str
     task_topic: str
     instruction: str
@@ -213,6 +234,11 @@ def model_settings(values: Dict[str, Any]) -> ModelSettings:
     precision = values["model.precision"] or (preset.precision if preset else "bf16")
     if not model_id and backend in ("auto", "robometer", "roboreward", "topreward"):
         raise ValueError("no model: set model.preset, or model.id (a model id or directory)")
+    try:
+        check_precision(precision)
+        check_device(str(values["model.device"]))
+    except ValueError as exc:
+        raise ValueError(f"model.{str(exc)}") from None
     onnx = str(values["model.vision_onnx"]).strip()
     options = (("vision_runtime", "onnx"), ("vision_onnx", os.path.expanduser(onnx))) if onnx else ()
     return ModelSettings(backend, os.path.expanduser(model_id), precision,
@@ -276,6 +302,8 @@ def read_settings(values: Dict[str, Any]) -> NodeSettings:
     return NodeSettings(
         model=model_settings(values), camera_topics=topics, qos_reliability=reliability,
         qos_depth=values["cameras.qos.depth"], max_pixels=values["cameras.max_pixels"],
+        max_stamp_jump_sec=values["cameras.max_stamp_jump_sec"],
+        new_timeline_frames=values["cameras.new_timeline_frames"],
         instruction_topic=values["instruction_topic"],
         task_topic=values["task_topic"], instruction=values["instruction"], window=window,
         rate_hz=values["inference.rate_hz"], errors=errors,

@@ -35,7 +35,11 @@ def run_node(make_node: Callable[[], Node], args: Optional[List[str]] = None) ->
             return 2
         executor.add_node(node)
         while not stop.is_set() and rclpy.ok():
-            executor.spin_once(timeout_sec=_POLL_SEC)
+            try:
+                executor.spin_once(timeout_sec=_POLL_SEC)
+            except Exception as exc:  # one bad message or callback must not end the node
+                node.get_logger().error(f"callback failed: {type(exc).__name__}: {exc}",
+                                        throttle_duration_sec=5.0)
     finally:
         executor.shutdown()
         if node is not None:

@@ -22,7 +22,6 @@ from rcl_interfaces.msg import SetParametersResult
 from rclpy.lifecycle import Node as LifecycleNode
 from rclpy.lifecycle import State, TransitionCallbackReturn
 from rclpy.task import Future as RclpyFuture
-from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from robo_reward_msgs.msg import FailureEvent, ResetRequest, RewardEstimate
 from robo_reward_msgs.msg import TaskSpec as TaskSpecMsg
 from robo_reward_msgs.msg import TaskState
@@ -42,21 +41,19 @@ from robo_reward_ros.models.backend_registry import create_reward_model, import_
 from robo_reward_ros.node_parameters import (NodeSettings, current_values,
                                              declare_parameters, monitor_config, read_settings)
 from robo_reward_ros.node_runner import run_node
+from robo_reward_ros.qos_profiles import EVENTS_QOS, LATCHED_QOS, STATE_QOS
 from robo_reward_ros.reset_requester import ResetRequester
 from robo_reward_ros.reward_messages import (estimate_msg, failure_msg, reset_msg, state_msg,
                                              to_seconds)
 from robo_reward_ros.task_conversions import task_from_msg
 
-# Latched: a controller or console that starts later still gets the last task and state.
-LATCHED_QOS = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL,
-                         reliability=ReliabilityPolicy.RELIABLE)
 TICK_PERIOD_SEC = 0.2  # time limits and stale cameras are checked this often
 
 
 class RewardNode(LifecycleNode):
     def __init__(self, **kwargs) -> None:
         super().__init__("reward_node", **kwargs)
-        declare_parameters(self)
+        self._refused_parameters = declare_parameters(self)
         self.add_on_set_parameters_callback(self._on_set_parameters)
         self._settings: Optional[NodeSettings] = None
         self._model = None
@@ -69,13 +66,15 @@ class RewardNode(LifecycleNode):
         self._active_handles: List = []
         self._latest_stamp: Optional[float] = None  # newest frame stamp, and when it arrived
         self._latest_receipt = 0.0
-        self._last_error = ""
+        # The newest problem per area, for the log (once per change) and /diagnostics.
+        self._last_errors = {"model": "", "task": "", "reset": ""}
         self._configure_error = ""
-        self._state_pub = self.create_lifecycle_publisher(TaskState, "task_state", LATCHED_QOS)
-        self._estimate_pub = self.create_lifecycle_publisher(RewardEstimate, "reward", 10)
-        self._failure_pub = self.create_lifecycle_publisher(FailureEvent, "failure_events", 10)
+        self._state_pub = self.create_lifecycle_publisher(TaskState, "task_state", STATE_QOS)
+        self._estimate_pub = self.create_lifecycle_publisher(RewardEstimate, "reward", EVENTS_QOS)
+        self._failure_pub = self.create_lifecycle_publisher(FailureEvent, "failure_events",
+                                                            EVENTS_QOS)
         self._reset_pub = self.create_lifecycle_publisher(ResetRequest, "reset_request",
-                                                          LATCHED_QOS)
+                                                          STATE_QOS)
         # Diagnostics run in every state: a node that failed to configure must say why.
         self._diag_pub = self.create_publisher(DiagnosticArray, "/diagnostics", 10)
         self._diag_timer = self.create_timer(
@@ -88,12 +87,20 @@ class RewardNode(LifecycleNode):
     # --- lifecycle ------------------------------------------------------------------------------
     def on_configure(self, state: State) -> TransitionCallbackReturn:
         try:
+            if self._refused_parameters:
+                raise ValueError("; ".join(self._refused_parameters))
             settings = read_settings(current_values(self))
             import_plugins(settings.model.plugin_modules)
             started = time.monotonic()
             model = create_reward_model(settings.model.model_id, settings.model.backend,
                                         settings.model.precision, settings.model.device,
                                         **dict(settings.model.options))
+            needed = getattr(model, "max_frames", None)
+            if needed and settings.window.max_frames < needed:
+                model.close()
+                raise ValueError(
+                    f"window.max_frames ({settings.window.max_frames}) is smaller than the "
+                    f"{needed} frames {model.name} scores per query")
         except Exception as exc:  # bad parameters, missing weights, out of memory: say which
             self._configure_error = f"configure failed: {type(exc).__name__}: {exc}"
             self.get_logger().error(self._configure_error)
@@ -118,7 +125,8 @@ class RewardNode(LifecycleNode):
         self._cameras = CameraInputs(
             self, list(settings.camera_topics),
             camera_qos(settings.qos_reliability, settings.qos_depth), settings.max_pixels,
-            self._deliver_frame)
+            self._deliver_frame, self._on_new_timeline, settings.max_stamp_jump_sec,
+            settings.new_timeline_frames)
         self._active_handles = [
             self.create_subscription(String, settings.instruction_topic, self._on_instruction,
                                      LATCHED_QOS),
@@ -135,7 +143,7 @@ class RewardNode(LifecycleNode):
             try:
                 self._set_task(build_task([settings.instruction]), True, "instruction parameter")
             except InvalidTaskError as exc:
-                self._report_error(f"instruction parameter rejected: {exc}")
+                self._report_error("task", f"instruction parameter rejected: {exc}")
         self._worker = PeriodicWorker(settings.rate_hz, self._inference_step,
                                       self._on_worker_error)
         self._worker.start()
@@ -209,6 +217,17 @@ class RewardNode(LifecycleNode):
             self._latest_stamp = frame.stamp
             self._latest_receipt = time.monotonic()
 
+    def _on_new_timeline(self, camera: str, stamp: float, reason: str) -> None:
+        """The camera's clock changed for good: the episode restarts on the new timeline (time
+        limits, stalls and windows would otherwise compare stamps of two clocks)."""
+        self._latest_stamp, self._latest_receipt = stamp, time.monotonic()
+        self._report_error("task", f"camera {camera}: {reason}")
+        if self._pipeline.task is None:
+            return
+        for update in self._pipeline.start_episode(stamp, None, f"camera {camera}: {reason}"):
+            self._publish_update(update)
+        self._publish_state(self._pipeline.state)
+
     def _frame_time(self) -> Optional[float]:
         """Now, in frame-stamp time: the newest frame's stamp plus the wall time since it came
         (so time limits run on while a camera is silent). None before the first frame: the
@@ -221,7 +240,7 @@ class RewardNode(LifecycleNode):
         try:
             task = build_task([msg.data])
         except InvalidTaskError as exc:
-            self._report_error(f"instruction rejected: {exc}")
+            self._report_error("task", f"instruction rejected: {exc}")
             return
         self._set_task(task, True, "instruction topic")
 
@@ -229,7 +248,7 @@ class RewardNode(LifecycleNode):
         try:
             task = task_from_msg(msg)
         except InvalidTaskError as exc:
-            self._report_error(f"task rejected: {exc}")
+            self._report_error("task", f"task rejected: {exc}")
             return
         self._set_task(task, True, "task topic")
 
@@ -237,7 +256,7 @@ class RewardNode(LifecycleNode):
         try:
             task = task_from_msg(request.task)
         except InvalidTaskError as exc:
-            self._report_error(f"task rejected: {exc}")
+            self._report_error("task", f"task rejected: {exc}")
             response.success, response.message = False, str(exc)
             return response
         self._set_task(task, request.start_episode, "set_task service")
@@ -326,10 +345,10 @@ class RewardNode(LifecycleNode):
         for update in report.updates:
             self._publish_update(update)
         if report.error:
-            self._report_error(f"inference step failed: {report.error}")
+            self._report_error("model", f"inference step failed: {report.error}")
 
     def _on_worker_error(self, exc: BaseException) -> None:
-        self._report_error(f"inference thread: {type(exc).__name__}: {exc}")
+        self._report_error("model", f"inference thread: {type(exc).__name__}: {exc}")
 
     # --- outputs (any thread) ---------------------------------------------------------------
     def _publish_update(self, update: MonitorUpdate) -> None:
@@ -357,12 +376,12 @@ class RewardNode(LifecycleNode):
         if ok:
             self.get_logger().info(text)
         else:
-            self._report_error(text)
+            self._report_error("reset", text)
 
-    def _report_error(self, text: str) -> None:
-        if text != self._last_error:
+    def _report_error(self, area: str, text: str) -> None:
+        if text != self._last_errors[area]:
             self.get_logger().error(text)
-        self._last_error = text
+        self._last_errors[area] = text
 
     # --- timers (executor thread) -----------------------------------------------------------
     def _tick(self) -> None:
@@ -417,6 +436,7 @@ class RewardNode(LifecycleNode):
             level = diag.OK if state.episode_id else diag.WARN
             array.status.append(diag.status(
                 f"{name}: task", level, state.reason or state.status.name.lower(), {
+                    "last_error": self._last_errors["task"],
                     "status": state.status.name.lower(),
                     "episode_id": state.episode_id,
                     "stage": f"{state.stage_index + 1}/{state.num_stages}",
@@ -442,7 +462,7 @@ class RewardNode(LifecycleNode):
         worker = self._worker
         errors = self._pipeline.errors
         level = diag.ERROR if errors.consecutive else diag.OK
-        return diag.status(f"{name}: model", level, self._last_error or "loaded", {
+        return diag.status(f"{name}: model", level, self._last_errors["model"] or "loaded", {
             "loaded": True,
             "backend": self._model.name,
             "model_id": self._settings.model.model_id,
@@ -454,7 +474,7 @@ class RewardNode(LifecycleNode):
             "inference_overruns": worker.overruns if worker else 0,
             "model_errors_total": errors.total,
             "model_errors_consecutive": errors.consecutive,
-            "last_error": self._last_error,
+            "last_error": self._last_errors["model"],
         })
 
 

@@ -3,9 +3,13 @@
 Each frame's progress is its mean red value / 255 and its success probability its mean green
 value / 255, so a test (or a camera publisher in another process) decides what the "model"
 says by the colour it paints, and everything downstream (window, monitor, node, messages) runs
-unchanged. Registered as backend ``pixel_scripted`` when this module is imported, which is
+unchanged. Faults are painted too: a newest frame with blue >= 250 makes the step raise (as a
+CUDA out-of-memory would), blue in [200, 250) makes it return NaN. PIXEL_SCRIPTED_DELAY_SEC
+in the environment makes every step take that long (a slow model). Registered as backend ``pixel_scripted`` when this module is imported, which is
 what the node does with ``model.plugin_modules: [scripted_backend]``.
 """
+import os
+import time
 from typing import Sequence
 
 import numpy as np
@@ -14,11 +18,15 @@ from robo_reward_ros.models.backend_registry import register_backend
 from robo_reward_ros.models.reward_model import Capabilities, Frame, ModelOutput, RewardModel
 
 
-def painted(progress: float, success: float, size=(24, 32)) -> np.ndarray:
-    """An RGB frame that the scripted backend reads as (progress, success)."""
+FAIL_BLUE, NAN_BLUE = 255, 220
+
+
+def painted(progress: float, success: float, size=(24, 32), blue: int = 0) -> np.ndarray:
+    """An RGB frame that the scripted backend reads as (progress, success[, fault])."""
     image = np.zeros(size + (3,), dtype=np.uint8)
     image[..., 0] = int(round(progress * 255))
     image[..., 1] = int(round(success * 255))
+    image[..., 2] = blue
     return image
 
 
@@ -33,14 +41,20 @@ class PixelScriptedBackend(RewardModel):
         self.resets = 0
         self.closed = False
         self.fail_next = int(options.get("fail_next", 0))
+        self.delay_sec = float(os.environ.get("PIXEL_SCRIPTED_DELAY_SEC", "0"))
         self.seen = []  # (instruction, stamps) of every score call
 
     def score(self, instruction: str, frames: Sequence[Frame]) -> ModelOutput:
         self.seen.append((instruction, [f.stamp for f in frames]))
-        if self.fail_next > 0:
-            self.fail_next -= 1
+        if self.delay_sec:
+            time.sleep(self.delay_sec)  # stands in for a model's compute time
+        blue = float(frames[-1].rgb[..., 2].mean())
+        if self.fail_next > 0 or blue >= 250:
+            self.fail_next = max(0, self.fail_next - 1)
             raise RuntimeError("CUDA out of memory (scripted)")
         red = [float(f.rgb[..., 0].mean()) / 255.0 for f in frames]
+        if blue >= 200:
+            red[-1] = float("nan")
         green = [float(f.rgb[..., 1].mean()) / 255.0 for f in frames]
         return ModelOutput(progress=red, stamps=[f.stamp for f in frames], backend=self.name,
                            success=green)

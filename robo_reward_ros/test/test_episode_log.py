@@ -125,3 +125,16 @@ def test_reader_skips_only_a_torn_last_line(tmp_path):
     path.write_bytes(b'{"type":"header"}\n{"type":"Episo\n{"type":"estimate"}\n')
     with pytest.raises(ValueError, match="line 2"):
         read_episode_log(str(path))
+
+
+def test_an_episode_id_given_twice_gets_a_new_log_file(tmp_path):
+    from robo_reward_ros.core.task_monitor import TaskMonitor, MonitorConfig
+    from robo_reward_ros.core.task_spec import build_task
+
+    monitor = TaskMonitor(MonitorConfig(log_directory=str(tmp_path)))
+    monitor.start_episode(build_task(["stack the cups"]), 0.0, "trial-7")
+    first = monitor.log_path
+    monitor.start_episode(build_task(["stack the cups"]), 5.0, "trial-7")
+    assert monitor.log_path != first and monitor.log_path.endswith("episode_trial-7.2.jsonl")
+    monitor.close()
+    assert read_episode_log(first)[0]["episode_id"] == "trial-7"

@@ -22,7 +22,7 @@ from std_srvs.srv import Trigger
 
 from robo_reward_ros.node_parameters import SPECS
 from robo_reward_ros.reward_messages import to_seconds, to_time
-from robo_reward_ros.reward_node import LATCHED_QOS
+from robo_reward_ros.qos_profiles import EVENTS_QOS, LATCHED_QOS, STATE_QOS
 from ros_fixtures import (PACKAGE_ROOT, SCRIPTED_ENV, installed_executable, reward_node_argv,
                           spin_until)
 from scripted_backend import painted
@@ -62,10 +62,11 @@ class Listener:
 
     def __init__(self, node):
         self.states, self.estimates, self.failures, self.resets, self.diagnostics = [], [], [], [], []
-        node.create_subscription(TaskState, "task_state", self.states.append, LATCHED_QOS)
-        node.create_subscription(RewardEstimate, "reward", self.estimates.append, 50)
-        node.create_subscription(FailureEvent, "failure_events", self.failures.append, 50)
-        node.create_subscription(ResetRequest, "reset_request", self.resets.append, LATCHED_QOS)
+        node.create_subscription(TaskState, "task_state", self.states.append, STATE_QOS)
+        node.create_subscription(RewardEstimate, "reward", self.estimates.append, EVENTS_QOS)
+        node.create_subscription(FailureEvent, "failure_events", self.failures.append,
+                                 EVENTS_QOS)
+        node.create_subscription(ResetRequest, "reset_request", self.resets.append, STATE_QOS)
         node.create_subscription(DiagnosticArray, "/diagnostics", self.diagnostics.append, 10)
 
     def diagnostic(self, name_part, key):

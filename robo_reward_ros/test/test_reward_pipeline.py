@@ -165,3 +165,12 @@ def test_two_cameras_combine_by_majority():
         pipeline.add_frame("wrist", Frame(stamp, painted(0.9, 0.95)))
         pipeline.step()
     assert pipeline.state.status is TaskStatus.SUCCEEDED
+
+
+def test_an_unchanged_window_is_not_scored_again():
+    pipeline, model = make()
+    pipeline.set_task(build_task(["stack the cups"]), 0.0, start=True)
+    assert len(feed(pipeline, 0.5, 0.3, 0.1).results) == 1
+    calls = len(model.seen)
+    assert pipeline.step().results == () and len(model.seen) == calls  # camera silent
+    assert len(feed(pipeline, 0.6, 0.3, 0.1).results) == 1  # a new frame is scored

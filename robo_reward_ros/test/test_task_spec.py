@@ -29,6 +29,8 @@ def test_limits_zero_means_default_and_values_are_kept():
     (["ok"], {"success_thresholds": [1.5]}, "stage 0 success_threshold must be in (0, 1]"),
     (["ok"], {"success_thresholds": [math.nan]}, "stage 0 success_threshold must be a finite"),
     (["ok"], {"episode_timeout_sec": math.inf}, "episode_timeout_sec must be a finite"),
+    (["ab\ufffdcd"], {}, "stage 0 instruction holds bytes that are not valid UTF-8"),
+    (["x" * 1001], {}, "stage 0 instruction has 1001 characters; at most 1000"),
 ])
 def test_bad_tasks_are_refused_with_the_reason(instructions, kwargs, message):
     with pytest.raises(InvalidTaskError) as error:

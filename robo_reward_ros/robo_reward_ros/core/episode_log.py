@@ -21,6 +21,17 @@ def episode_log_path(directory: str, episode_id: str) -> str:
     return os.path.join(directory, f"episode_{_UNSAFE.sub('_', episode_id)}.jsonl")
 
 
+def unused_episode_log_path(directory: str, episode_id: str) -> str:
+    """The episode's log path, or ``episode_<id>.<n>.jsonl`` when an episode of that id was
+    logged before (an id given twice): a log is never appended to by a second episode."""
+    path = episode_log_path(directory, episode_id)
+    number = 1
+    while os.path.exists(path):
+        number += 1
+        path = episode_log_path(directory, episode_id)[:-len(".jsonl")] + f".{number}.jsonl"
+    return path
+
+
 def _fsync_directory(directory: str) -> None:
     # A new file's directory entry is only durable once the directory itself is synced.
     fd = os.open(directory, os.O_RDONLY)
@@ -37,8 +48,9 @@ class EpisodeLogWriter:
         self.path = path
         self._fsync_estimates = fsync_estimates
         directory = os.path.dirname(os.path.abspath(path))
-        os.makedirs(directory, exist_ok=True)
-        self._fd: Optional[int] = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        # Logs hold what the robot saw and did: readable by their owner only.
+        os.makedirs(directory, mode=0o700, exist_ok=True)
+        self._fd: Optional[int] = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
         _fsync_directory(directory)
 
     @property

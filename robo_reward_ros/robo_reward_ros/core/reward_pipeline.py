@@ -104,6 +104,9 @@ class RewardPipeline:
         # because until then nothing says which clock the camera stamps with.
         self._pending_episode: Optional[Tuple[str, str]] = None
         self._generation = 0  # changes whenever the frames being scored stop being current
+        # Per camera, what was scored last (generation, newest stamp): a window that has not
+        # changed is not scored again; a silent camera must not look like a robot standing still.
+        self._scored: Dict[str, Tuple[int, float]] = {}
 
     # --- task and episode (any thread) ------------------------------------------------------
     @property
@@ -200,7 +203,8 @@ class RewardPipeline:
             generation = self._generation
             instruction = self.monitor.state.instruction
             batch = [(camera, window.snapshot()) for camera, window in self.windows.items()]
-        batch = [(c, f) for c, f in batch if len(f) >= self.window_config.min_frames]
+        batch = [(c, f) for c, f in batch if len(f) >= self.window_config.min_frames
+                 and self._scored.get(c) != (generation, f[-1].stamp)]
         results: List[CameraResult] = []
         dropped = 0
         for camera, frames in batch:
@@ -218,6 +222,7 @@ class RewardPipeline:
                     dropped += 1
                     continue
                 self.errors.succeeded()
+                self._scored[camera] = (generation, frames[-1].stamp)
                 update = self.monitor.update(estimate)
                 self._follow(update)
                 generation = self._generation

@@ -14,10 +14,11 @@ import dataclasses
 import itertools
 import os
 import time
+import uuid
 from typing import Any, Dict, FrozenSet, List, Optional, Tuple
 
 from .dense_reward import DenseReward, Outcome, task_potential
-from .episode_log import EpisodeLogWriter, episode_log_path
+from .episode_log import EpisodeLogWriter, unused_episode_log_path
 from .events import (
     DenseRewardMode,
     EpisodeEnded,
@@ -195,11 +196,15 @@ class MonitorUpdate:
 
 
 _EPISODE_COUNTER = itertools.count(1)
+_RUN_TAG = uuid.uuid4().hex[:4]
 
 
 def new_episode_id() -> str:
-    """UTC start time and a per-process counter, e.g. ``20261130T101500-0003``."""
-    return f"{time.strftime('%Y%m%dT%H%M%S', time.gmtime())}-{next(_EPISODE_COUNTER):04d}"
+    """UTC start time, a random tag and a per-process counter, e.g.
+    ``20261130T101500-7f3a-0003``: a node restarted within the same second must not reuse the
+    id (and the log file) of the episode it was killed in."""
+    return (f"{time.strftime('%Y%m%dT%H%M%S', time.gmtime())}-{_RUN_TAG}-"
+            f"{next(_EPISODE_COUNTER):04d}")
 
 
 class _Episode:
@@ -323,14 +328,11 @@ class TaskMonitor:
         self._close_log()
         if episode_id is None:
             episode_id = new_episode_id()
-            while self.config.log_directory is not None and os.path.exists(
-                    episode_log_path(self.config.log_directory, episode_id)):
-                episode_id = new_episode_id()
         self._episode = _Episode(episode_id, task, float(stamp), self.config)
         self._reward.reset()
         if self.config.log_directory is not None:
             self._log = EpisodeLogWriter(
-                episode_log_path(self.config.log_directory, episode_id),
+                unused_episode_log_path(self.config.log_directory, episode_id),
                 fsync_estimates=self.config.fsync_estimates,
             )
             self._log_path = self._log.path

@@ -29,6 +29,11 @@ class TaskSpec:
         return len(self.stages)
 
 
+# Instructions are one sentence or a few; a longer text is a mistake (a file pasted into the
+# topic) and would crowd the frames out of the model's context.
+MAX_INSTRUCTION_CHARS = 1000
+
+
 class InvalidTaskError(ValueError):
     """The task cannot be run; the message says which part and why."""
 
@@ -70,6 +75,11 @@ def _check_instruction(index: int, raw) -> str:
     text = raw.strip()
     if not text:
         raise InvalidTaskError(f"stage {index} has an empty instruction")
+    if "\ufffd" in text:  # what a ROS string with non-UTF-8 bytes decodes to
+        raise InvalidTaskError(f"stage {index} instruction holds bytes that are not valid UTF-8")
+    if len(text) > MAX_INSTRUCTION_CHARS:
+        raise InvalidTaskError(f"stage {index} instruction has {len(text)} characters; at most "
+                               f"{MAX_INSTRUCTION_CHARS} are accepted")
     return text
 
 

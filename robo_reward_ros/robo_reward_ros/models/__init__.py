@@ -6,7 +6,7 @@ Heavy modules (torch, transformers) load only when a backend is built.
 from .checkpoint_layout import CheckpointError
 from .frame_selection import select_frames
 from .loader import BACKENDS, load_reward_model
-from .precision import DEVICES, PRECISIONS
+from .choices import DEVICES, PRECISIONS
 from .reward_model import Capabilities, Frame, ModelOutput, RewardModel
 
 __all__ = ["BACKENDS", "DEVICES", "PRECISIONS", "Capabilities", "CheckpointError", "Frame", "ModelOutput",

@@ -2,6 +2,7 @@
 from typing import Any
 
 from . import checkpoint_layout as layout
+from .choices import check_device, check_model_reference, check_precision
 from .reward_model import RewardModel
 
 BACKENDS = ("auto", "robometer", "roboreward", "topreward")
@@ -16,6 +17,9 @@ def load_reward_model(model: str, backend: str = "auto", precision: str = "bf16"
     """
     if backend not in BACKENDS:
         raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")
+    check_model_reference(model)
+    check_precision(precision)
+    check_device(device)
     if backend == "auto":
         kind = layout.detect_backend(layout.load_config_json(model))
         if kind != "robometer":

@@ -8,15 +8,12 @@ from typing import Any, Dict, List, Optional
 
 import torch
 
-PRECISIONS = ("fp32", "bf16", "fp16", "nf4", "int8")
-DEVICES = ("auto", "cuda", "cpu")
-QUANTIZED = ("nf4", "int8")
+from .choices import DEVICES, PRECISIONS, QUANTIZED, check_device, check_precision  # noqa: F401
 
 
 def resolve_device(device: str = "auto") -> torch.device:
     """``auto`` means the first CUDA device when there is one, else the CPU."""
-    if device not in DEVICES and not str(device).startswith("cuda:"):
-        raise ValueError(f"device must be one of {DEVICES} or 'cuda:N', got {device!r}")
+    check_device(device)
     if device == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
     if str(device).startswith("cuda") and not torch.cuda.is_available():
@@ -26,8 +23,7 @@ def resolve_device(device: str = "auto") -> torch.device:
 
 def compute_dtype(precision: str, device: torch.device) -> torch.dtype:
     """The dtype activations run in: fp32 for fp32; bf16 for quantized and bf16 weights."""
-    if precision not in PRECISIONS:
-        raise ValueError(f"precision must be one of {PRECISIONS}, got {precision!r}")
+    check_precision(precision)
     if precision == "fp32":
         return torch.float32
     if precision == "fp16" or precision == "int8":

@@ -1,0 +1,299 @@
+"""Faults and bad inputs against the running node (another process): each is reported, nothing
+recorded is lost, and the node keeps scoring afterwards."""
+import json
+import os
+import signal
+import time
+
+from rclpy.qos import QoSProfile, ReliabilityPolicy, qos_profile_sensor_data
+from robo_reward_msgs.msg import FailureEvent, TaskState
+from sensor_msgs.msg import CompressedImage, Image
+from std_msgs.msg import String
+
+from robo_reward_ros.core.episode_log import read_episode_log
+from robo_reward_ros.reward_messages import to_seconds, to_time
+from robo_reward_ros.qos_profiles import LATCHED_QOS
+from ros_fixtures import SCRIPTED_ENV, installed_executable, reward_node_argv, spin_until
+from scripted_backend import FAIL_BLUE, NAN_BLUE, painted
+from test_reward_node import Listener, rgb_image
+
+
+class Camera:
+    """Publishes painted frames with stamps under the test's control (best effort, resent until
+    the node confirms, never by sleeping)."""
+
+    def __init__(self, node, topic="camera/image_raw", start=1000.0):
+        self.pub = node.create_publisher(Image, topic, qos_profile_sensor_data)
+        self.stamp = start
+
+    def frame(self, progress=0.3, success=0.0, blue=0, step=0.1, stamp=None):
+        self.stamp = self.stamp + step if stamp is None else stamp
+        return rgb_image(painted(progress, success, blue=blue), self.stamp)
+
+
+def spin_publishing(ros_node, publish, condition, what, node):
+    spin_until(ros_node, lambda: publish() or condition(), what=what, processes=[node])
+
+
+def test_bad_frames_each_get_a_reason_and_scoring_goes_on(ros_node, spawn):
+    node = spawn(reward_node_argv("instruction:=stack the cups", "inference.rate_hz:=20.0",
+                                  'cameras.topics:=["camera/image_raw", "wrist/compressed"]'),
+                 env=SCRIPTED_ENV)
+    listen = Listener(ros_node)
+    camera = Camera(ros_node)
+    wrist = ros_node.create_publisher(CompressedImage, "wrist/compressed",
+                                      qos_profile_sensor_data)
+    good = camera.frame()
+    spin_publishing(ros_node, lambda: camera.pub.publish(good), lambda: listen.estimates,
+                    "a first estimate", node)
+    bad_raw = {
+        "unsupported encoding 'yuv422'": Image(height=2, width=2, encoding="yuv422", step=4,
+                                               data=bytes(8)),
+        "unsupported encoding 'bayer_rggb8'": Image(height=2, width=2, encoding="bayer_rggb8",
+                                                    step=2, data=bytes(4)),
+        "data has 11 bytes": Image(height=2, width=2, encoding="rgb8", step=6, data=bytes(11)),
+        "data has 13 bytes": Image(height=2, width=2, encoding="rgb8", step=6, data=bytes(13)),
+        "step 5 < width 2 x 3": Image(height=2, width=2, encoding="rgb8", step=5, data=bytes(10)),
+        "empty image 0x2": Image(height=2, width=0, encoding="rgb8", step=0, data=b""),
+        "exceeds the": Image(height=4320, width=7680, encoding="mono8", step=7680,
+                             data=bytes(7680 * 4320)),
+        "zero stamp": rgb_image(painted(0.3, 0.0), 0.0),
+    }
+    for reason, msg in bad_raw.items():
+        if reason != "zero stamp":
+            msg.header.stamp = to_time(camera.stamp + 0.05)
+        spin_publishing(ros_node, lambda m=msg: camera.pub.publish(m),
+                        lambda r=reason: r in (listen.diagnostic("camera camera/image_raw",
+                                                                 "last_error") or ""),
+                        f"the node to refuse a frame: {reason}", node)
+    bad_compressed = {
+        "corrupt or truncated jpeg": CompressedImage(format="jpeg", data=b"\xff\xd8\xff" + bytes(40)),
+        "unknown compression format 'theora'": CompressedImage(format="theora", data=bytes(10)),
+    }
+    for reason, msg in bad_compressed.items():
+        msg.header.stamp = to_time(camera.stamp)
+        spin_publishing(ros_node, lambda m=msg: wrist.publish(m),
+                        lambda r=reason: r in (listen.diagnostic("camera wrist", "last_error") or ""),
+                        f"the node to refuse a compressed frame: {reason}", node)
+    # Still scoring: a good frame after all that gives an estimate with its stamp.
+    after = camera.frame(progress=0.5)
+    spin_publishing(ros_node, lambda: camera.pub.publish(after),
+                    lambda: any(e.header.stamp == after.header.stamp for e in listen.estimates),
+                    "an estimate after the bad frames", node)
+    assert node.interrupt() == 0, node.output()
+
+
+def test_stamps_back_or_far_ahead_are_refused_and_a_new_timeline_restarts_the_episode(
+        ros_node, spawn):
+    node = spawn(reward_node_argv("instruction:=stack the cups", "inference.rate_hz:=20.0",
+                                  "cameras.new_timeline_frames:=5"), env=SCRIPTED_ENV)
+    listen = Listener(ros_node)
+    camera = Camera(ros_node, start=5000.0)
+    first = camera.frame()
+    spin_publishing(ros_node, lambda: camera.pub.publish(first), lambda: listen.estimates,
+                    "a first estimate", node)
+    episode = listen.estimates[-1].episode_id
+    back = rgb_image(painted(0.3, 0.0), 4000.0)
+    spin_publishing(ros_node, lambda: camera.pub.publish(back),
+                    lambda: "went back" in (listen.diagnostic("camera camera/image_raw",
+                                                              "last_error") or ""),
+                    "a refused stamp that went back", node)
+    ahead = rgb_image(painted(0.3, 0.0), 9000.0)
+    spin_publishing(ros_node, lambda: camera.pub.publish(ahead),
+                    lambda: "jumped" in (listen.diagnostic("camera camera/image_raw",
+                                                           "last_error") or ""),
+                    "a refused stamp far ahead", node)
+    # A bag that loops: the stream continues at 10 s and stays there -> a new episode.
+    camera.stamp = 10.0
+    spin_publishing(ros_node, lambda: camera.pub.publish(camera.frame()),
+                    lambda: any(e.episode_id != episode for e in listen.estimates),
+                    "an estimate in a new episode on the new timeline", node)
+    new = [e for e in listen.estimates if e.episode_id != episode][-1]
+    assert to_seconds(new.header.stamp) < 100.0
+    assert all(to_seconds(s) < 100.0 for s in new.frame_stamps)  # no frame of the old clock
+    spin_until(ros_node, lambda: any(
+        s.episode_id == episode and s.status == TaskState.STATUS_IDLE and
+        "camera clock changed" in s.reason for s in listen.states),
+        what="the old episode's end, with the reason", processes=[node])
+    assert node.interrupt() == 0, node.output()
+
+
+def test_bad_instructions_and_tasks_are_refused_and_the_task_stays(ros_node, spawn):
+    from rclpy.serialization import serialize_message
+
+    node = spawn(reward_node_argv("instruction:=stack the cups"), env=SCRIPTED_ENV)
+    listen = Listener(ros_node)
+    instruction = ros_node.create_publisher(String, "instruction", LATCHED_QOS)
+    spin_until(ros_node, lambda: instruction.get_subscription_count() > 0,
+               what="the node's instruction subscription", processes=[node])
+    raw = bytearray(serialize_message(String(data="open the drawer")))
+    start = bytes(raw).index(b"open")
+    raw[start:start + 2] = b"\xff\xfe"  # not UTF-8
+    cases = {
+        "empty instruction": String(data=""),
+        "instruction has 5000 characters": String(data="x" * 5000),
+        "not valid UTF-8": bytes(raw),
+    }
+    for reason, msg in cases.items():
+        spin_publishing(ros_node, lambda m=msg: instruction.publish(m),
+                        lambda r=reason: r in (listen.diagnostic(": task", "last_error") or ""),
+                        f"the node to refuse: {reason}", node)
+    state = listen.states[-1]
+    assert state.instruction == "stack the cups"  # the running task was not replaced
+    assert node.interrupt() == 0, node.output()
+
+
+def test_model_failures_become_one_model_error_event_and_scoring_resumes(ros_node, spawn):
+    node = spawn(reward_node_argv("instruction:=stack the cups", "inference.rate_hz:=20.0",
+                                  "inference.error_report_after:=3",
+                                  "inference.error_backoff_sec:=0.05",
+                                  "inference.error_backoff_max_sec:=0.1"), env=SCRIPTED_ENV)
+    listen = Listener(ros_node)
+    camera = Camera(ros_node)
+    for blue, what in ((FAIL_BLUE, "CUDA out of memory"), (NAN_BLUE, "non-finite")):
+        failing = camera.frame(blue=blue)
+        spin_publishing(ros_node, lambda f=failing: camera.pub.publish(f),
+                        lambda w=what: any(f.kind == FailureEvent.KIND_MODEL_ERROR and
+                                           w in f.description for f in listen.failures),
+                        f"a model-error event ({what})", node)
+        event = [f for f in listen.failures if what in f.description][-1]
+        assert not event.task_failure and not event.terminal
+        assert listen.states[-1].status == TaskState.STATUS_RUNNING  # not a task failure
+        healthy = camera.frame(progress=0.4)
+        spin_publishing(ros_node, lambda h=healthy: camera.pub.publish(h),
+                        lambda h=healthy: any(e.header.stamp == h.header.stamp
+                                              for e in listen.estimates),
+                        "scoring to resume", node)
+    spin_until(ros_node, lambda: int(listen.diagnostic(": model", "model_errors_total") or 0) >= 6,
+               what="the model errors counted in diagnostics", processes=[node])
+    assert node.interrupt() == 0, node.output()
+
+
+def test_camera_stops_is_reported_stale_without_a_task_failure_and_resumes(ros_node, spawn,
+                                                                           tmp_path):
+    node = spawn(reward_node_argv("instruction:=stack the cups", "inference.rate_hz:=20.0",
+                                  f"episode_log.directory:={tmp_path}",
+                                  "cameras.stale_after_sec:=0.5",
+                                  "failure.stall_window_sec:=1.0",
+                                  "failure.low_progress_grace_sec:=100.0"), env=SCRIPTED_ENV)
+    listen = Listener(ros_node)
+    camera = Camera(ros_node)
+    # Progress rises steadily (0.1 per second of frame time) while the camera runs: no stall.
+    progress = {"p": 0.1}
+
+    def rising():
+        progress["p"] = min(0.95, progress["p"] + 0.01)
+        camera.pub.publish(camera.frame(progress=progress["p"]))
+
+    spin_publishing(ros_node, rising, lambda: len(listen.estimates) >= 5, "estimates", node)
+    # The camera goes silent (nothing published) until the node reports it stale.
+    spin_until(ros_node, lambda: any(f.kind == FailureEvent.KIND_CAMERA_STALE
+                                     for f in listen.failures),
+               what="a camera-stale event", processes=[node])
+    stale = [f for f in listen.failures if f.kind == FailureEvent.KIND_CAMERA_STALE][0]
+    assert not stale.task_failure and not stale.terminal
+    # Silent for longer than the stall window, so a clock that counted the gap would stall.
+    spin_until(ros_node, lambda: float(listen.diagnostic(
+        "camera camera/image_raw", "time_since_last_frame_sec") or 0.0) > 1.5,
+        what="a silence longer than the stall window", processes=[node])
+    # It comes back (its stamps continue where the gap ended): scoring resumes.
+    seen = len(listen.estimates)
+    spin_publishing(ros_node, rising, lambda: len(listen.estimates) >= seen + 3,
+                    "estimates after the camera came back", node)
+    task_failures = [f for f in listen.failures if f.task_failure]
+    assert task_failures == [], [f.description for f in task_failures]
+    assert node.interrupt() == 0, node.output()
+
+
+def test_a_model_ten_times_slower_than_the_camera_never_queues(ros_node, spawn):
+    delay = 0.3  # the camera below runs at ~30 Hz: 10x faster than the model
+    node = spawn(reward_node_argv("instruction:=stack the cups", "inference.rate_hz:=100.0",
+                                  "window.min_interval_sec:=0.0"),
+                 env={**SCRIPTED_ENV, "PIXEL_SCRIPTED_DELAY_SEC": str(delay)})
+    listen = Listener(ros_node)
+    camera = Camera(ros_node, start=100.0)
+    last_publish = {"t": 0.0}
+
+    def camera_at_30hz():
+        now = time.monotonic()
+        if now - last_publish["t"] >= 1.0 / 30.0:
+            last_publish["t"] = now
+            camera.pub.publish(camera.frame(step=1.0 / 30.0))
+
+    spin_publishing(ros_node, camera_at_30hz, lambda: len(listen.estimates) >= 6,
+                    "six estimates from the slow model", node)
+    newest = [to_seconds(e.header.stamp) for e in listen.estimates]
+    # Latest wins: each step scored the newest frame, skipping the ~9 that came meanwhile,
+    # never a backlog of old frames one after the other.
+    gaps = [b - a for a, b in zip(newest, newest[1:])]
+    assert min(gaps) >= 3.0 / 30.0, gaps
+    assert node.interrupt() == 0, node.output()
+
+
+def test_qos_mismatch_on_the_camera_topic_is_reported(ros_node, spawn):
+    node = spawn(reward_node_argv("cameras.qos.reliability:=reliable"), env=SCRIPTED_ENV)
+    listen = Listener(ros_node)
+    best_effort = QoSProfile(depth=1, reliability=ReliabilityPolicy.BEST_EFFORT)
+    ros_node.create_publisher(Image, "camera/image_raw", best_effort)
+    spin_until(ros_node, lambda: "QoS incompatible" in (
+        listen.diagnostic("camera camera/image_raw", "last_error") or ""),
+        what="the QoS mismatch in diagnostics", processes=[node])
+    assert node.interrupt() == 0
+    assert "QoS incompatible" in node.output() and "RELIABILITY" in node.output()
+
+
+def _log_records(directory):
+    """Every record of every episode log in the directory (a line torn by SIGKILL skipped)."""
+    return [record for name in sorted(os.listdir(directory))
+            for record in read_episode_log(os.path.join(directory, name))]
+
+
+def _run_until_events(ros_node, spawn, log_dir):
+    node = spawn(reward_node_argv("instruction:=stack the cups", "inference.rate_hz:=20.0",
+                                  "failure.stall_window_sec:=0.5",
+                                  "failure.low_progress_grace_sec:=0.5",
+                                  log_dir=log_dir), env=SCRIPTED_ENV)
+    listen = Listener(ros_node)
+    camera = Camera(ros_node)
+    spin_publishing(ros_node, lambda: camera.pub.publish(camera.frame(progress=0.05)),
+                    lambda: len(listen.failures) >= 2, "failure events (stall, low progress)",
+                    node)
+    return node, listen
+
+
+def _assert_logged(listen, log_dir):
+    logged = {(r.get("kind"), r.get("stamp")) for r in _log_records(log_dir)
+              if r.get("type") == "FailureDetected"}
+    published = {(f.kind, round(to_seconds(f.header.stamp), 6)) for f in listen.failures}
+    assert published and published <= {(k, round(s, 6)) for k, s in logged}
+
+
+def test_sigterm_mid_episode_closes_the_log_with_every_event(ros_node, spawn, tmp_path):
+    log_dir = str(tmp_path / "episodes")
+    node, listen = _run_until_events(ros_node, spawn, log_dir)
+    node.popen.send_signal(signal.SIGTERM)
+    assert node.popen.wait(timeout=30) == 0, node.output()
+    _assert_logged(listen, log_dir)
+    records = _log_records(log_dir)
+    assert records[-1]["type"] == "summary" and "shutting down" in json.dumps(records[-2:])
+    assert oct(os.stat(log_dir).st_mode & 0o777) == oct(0o700)
+
+
+def test_sigkill_mid_episode_loses_no_event_and_a_restart_starts_clean(ros_node, spawn, tmp_path):
+    log_dir = str(tmp_path / "episodes")
+    node, listen = _run_until_events(ros_node, spawn, log_dir)
+    first_episode = listen.estimates[-1].episode_id
+    node.popen.send_signal(signal.SIGKILL)
+    node.popen.wait(timeout=30)
+    _assert_logged(listen, log_dir)
+    restarted = spawn(reward_node_argv("instruction:=stack the cups", log_dir=log_dir),
+                      env=SCRIPTED_ENV)
+    camera = Camera(ros_node, start=2000.0)
+    spin_publishing(ros_node, lambda: camera.pub.publish(camera.frame(progress=0.2)),
+                    lambda: any(e.episode_id != first_episode for e in listen.estimates),
+                    "estimates of a new episode after the restart", restarted)
+    spin_until(ros_node, lambda: listen.states[-1].episode_id != first_episode,
+               what="the restarted node's task state", processes=[restarted])
+    assert listen.states[-1].stage_index == 0
+    assert len(os.listdir(log_dir)) == 2  # the killed episode's log is kept, a new one begun
+    assert restarted.interrupt() == 0
