@@ -118,6 +118,17 @@ def test_missing_shard_is_named(tiny_robometer_dir, tmp_path):
         load_reward_model(broken, precision="fp32", device="cpu")
 
 
+def test_corrupt_shard_is_named(tiny_robometer_dir, tmp_path):
+    broken = _copy(tiny_robometer_dir, tmp_path / "ckpt")
+    shard = os.path.join(broken, "model-00001-of-00002.safetensors")
+    with open(shard, "rb") as handle:
+        data = handle.read()
+    with open(shard, "wb") as handle:
+        handle.write(data[: len(data) // 2])
+    with pytest.raises(CheckpointError, match="model-00001-of-00002.safetensors: corrupt or trunc"):
+        load_reward_model(broken, precision="fp32", device="cpu")
+
+
 def test_wrong_architecture_is_named(tiny_robometer_dir, tmp_path):
     broken = _copy(tiny_robometer_dir, tmp_path / "ckpt")
     path = os.path.join(broken, "config.json")

@@ -13,7 +13,8 @@ from std_msgs.msg import String
 from robo_reward_ros.core.episode_log import read_episode_log
 from robo_reward_ros.reward_messages import to_seconds, to_time
 from robo_reward_ros.qos_profiles import LATCHED_QOS
-from ros_fixtures import SCRIPTED_ENV, installed_executable, reward_node_argv, spin_until
+from ros_fixtures import (SCRIPTED_ENV, installed_executable, python_script, reward_node_argv,
+                          spin_until)
 from scripted_backend import FAIL_BLUE, NAN_BLUE, painted
 from test_reward_node import Listener, rgb_image
 
@@ -297,3 +298,44 @@ def test_sigkill_mid_episode_loses_no_event_and_a_restart_starts_clean(ros_node,
     assert listen.states[-1].stage_index == 0
     assert len(os.listdir(log_dir)) == 2  # the killed episode's log is kept, a new one begun
     assert restarted.interrupt() == 0
+
+
+def test_a_controller_that_never_answers_is_retried_reported_and_the_episode_ends(ros_node,
+                                                                                  spawn):
+    controller = spawn(python_script("stuck_controller.py"), name="stuck_controller")
+    node = spawn(reward_node_argv("instruction:=stack the cups", "inference.rate_hz:=20.0",
+                                  "reset.service:=/stuck/reset", "reset.timeout_sec:=0.3",
+                                  "reset.retries:=2"), env=SCRIPTED_ENV)
+    listen = Listener(ros_node)
+    camera = Camera(ros_node)
+    spin_publishing(ros_node, lambda: camera.pub.publish(camera.frame(0.95, 0.95)),
+                    lambda: listen.resets, "the episode end and reset request", node)
+    spin_until(ros_node, lambda: (listen.diagnostic("controller reset", "failed") or "0") != "0",
+               what="the timed-out reset in diagnostics", processes=[node])
+    # The controller's single thread hangs in the first call, so the retries reach DDS but not
+    # its callback: what counts is the node's side (three attempts, reported, episode over).
+    assert "reset call 1" in controller.output()
+    assert listen.diagnostic("controller reset", "attempts") == "3"
+    assert "no answer from /stuck/reset within 0.3 s" in listen.diagnostic("controller reset",
+                                                                            "last_error")
+    assert listen.states[-1].status == TaskState.STATUS_SUCCEEDED
+    assert node.interrupt() == 0, node.output()
+    assert "failed after 3 attempt(s)" in node.output()
+
+
+def test_out_of_range_and_unknown_start_up_parameters_keep_the_node_up_and_say_why(ros_node,
+                                                                                    spawn):
+    for params, reason in (
+            (["success.threshold:=1.5"], "parameter success.threshold"),
+            (["inference.rate_hz:=-2.0"], "parameter inference.rate_hz"),
+            (["model.precision:=fp8"], "model.precision must be one of"),
+            (['model.preset:="robometer-9000"'], "unknown model preset 'robometer-9000'")):
+        node = spawn([installed_executable("reward_node"), "--ros-args"] +
+                     [arg for p in params for arg in ("-p", p)])
+        listen = Listener(ros_node)
+        spin_until(ros_node, lambda r=reason: any(
+            s.name.endswith(": model") and r in s.message
+            for a in listen.diagnostics for s in a.status),
+            what=f"diagnostics naming the bad parameter ({reason})", processes=[node])
+        assert node.interrupt() == 0, node.output()
+        assert reason in node.output()

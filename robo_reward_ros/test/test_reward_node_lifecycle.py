@@ -73,3 +73,34 @@ def test_configure_activate_deactivate_cleanup_configure(ros_node, spawn, tiny_r
                    processes=processes)
     for process in processes:
         assert process.interrupt() == 0, process.output()
+
+
+def _proc_status(pid):
+    with open(f"/proc/{pid}/status") as handle:
+        fields = dict(line.split(":", 1) for line in handle if ":" in line)
+    return int(fields["Threads"]), int(fields["VmRSS"].split()[0])  # threads, kB
+
+
+def test_twenty_lifecycle_cycles_leak_no_threads_or_memory(ros_node, spawn):
+    from ros_fixtures import SCRIPTED_ENV, reward_node_argv
+
+    node = spawn(reward_node_argv("autostart:=false", 'reset.service:=/controller/reset',
+                                  "instruction:=stack the cups"), env=SCRIPTED_ENV)
+    change = ros_node.create_client(ChangeState, "/reward_node/change_state")
+
+    def cycle():
+        for transition in (Transition.TRANSITION_CONFIGURE, Transition.TRANSITION_ACTIVATE,
+                           Transition.TRANSITION_DEACTIVATE, Transition.TRANSITION_CLEANUP):
+            reply = call(ros_node, change, ChangeState.Request(
+                transition=Transition(id=transition)), [node])
+            assert reply.success, node.output()
+
+    cycle()
+    threads_after_first, rss_after_first = _proc_status(node.popen.pid)
+    for _ in range(19):
+        cycle()
+    threads, rss = _proc_status(node.popen.pid)
+    print(f"threads {threads_after_first} -> {threads}, RSS {rss_after_first} -> {rss} kB")
+    assert threads == threads_after_first  # inference and reset threads joined every time
+    assert rss - rss_after_first < 8 * 1024  # under 8 MB over 19 more cycles
+    assert node.interrupt() == 0, node.output()

@@ -62,6 +62,17 @@ def detect_backend(config: Dict[str, Any]) -> str:
                           f"{list(ROBOMETER_ARCHITECTURES + QWEN3_VL_ARCHITECTURES)}")
 
 
+def _check_readable(shard: str) -> None:
+    """Reads the shard's header (not its tensors): a truncated or corrupt file is named here
+    instead of failing deep inside from_pretrained."""
+    from safetensors import safe_open
+    try:
+        with safe_open(shard, framework="numpy") as handle:
+            handle.keys()
+    except Exception as exc:
+        raise CheckpointError(f"{shard}: corrupt or truncated safetensors file ({exc})") from None
+
+
 def check_weight_files(path: str) -> List[str]:
     """The safetensors files a local checkpoint needs, after checking they are all there."""
     if not is_local(path):
@@ -74,8 +85,11 @@ def check_weight_files(path: str) -> List[str]:
         missing = [s for s in shards if not os.path.isfile(os.path.join(path, s))]
         if missing:
             raise CheckpointError(f"{path}: missing weight shard(s) {missing} listed in {index_name}")
+        for shard in shards:
+            _check_readable(os.path.join(path, shard))
         return shards
     if "model.safetensors" in names:
+        _check_readable(os.path.join(path, "model.safetensors"))
         return ["model.safetensors"]
     if any(n.endswith(".bin") or n.endswith(".pt") or n.endswith(".pth") for n in names):
         raise CheckpointError(f"{path}: only PyTorch pickle weights (.bin/.pt); this project loads safetensors only "
