@@ -12,7 +12,7 @@ import pytest
 import yaml
 from diagnostic_msgs.msg import DiagnosticArray
 from rcl_interfaces.srv import ListParameters
-from rclpy.qos import qos_profile_sensor_data
+from rclpy.qos import QoSProfile, ReliabilityPolicy, qos_profile_sensor_data
 from robo_reward_msgs.msg import (FailureEvent, ResetRequest, RewardEstimate, StageSpec,
                                   TaskSpec, TaskState)
 from robo_reward_msgs.srv import ComparePreference, SetTask, StartEpisode
@@ -86,9 +86,10 @@ def test_node_scores_the_camera_stream_and_publishes_estimates(ros_node, spawn, 
     processes = [camera, node]
     listen = Listener(ros_node)
     frames = []
+    # A deep best-effort queue: this test must see every frame the camera sends.
     ros_node.create_subscription(Image, "camera/image_raw",
                                  lambda m: frames.append(to_seconds(m.header.stamp)),
-                                 qos_profile_sensor_data)
+                                 QoSProfile(depth=500, reliability=ReliabilityPolicy.BEST_EFFORT))
     ros_node.create_publisher(String, "instruction", LATCHED_QOS).publish(
         String(data="put the red block on the green square"))
     spin_until(ros_node, lambda: len(listen.estimates) >= 5, what="reward estimates",
@@ -118,6 +119,15 @@ def test_node_scores_the_camera_stream_and_publishes_estimates(ros_node, spawn, 
     spin_until(ros_node, lambda: any(e.episode_id == reply.episode_id and
                                      e.instruction == "open the drawer" for e in listen.estimates),
                what="estimates of the new task", processes=processes)
+    start = ros_node.create_client(StartEpisode, "/reward_node/start_episode")
+    restarted = call(ros_node, start, StartEpisode.Request(episode_id="trial-7",
+                                                           reason="operator reset"), processes)
+    assert restarted.success and restarted.episode_id == "trial-7"
+    spin_until(ros_node, lambda: any(e.episode_id == "trial-7" for e in listen.estimates),
+               what="estimates of the restarted episode", processes=processes)
+    aborted = [s for s in listen.states if s.episode_id == reply.episode_id and
+               s.status == TaskState.STATUS_IDLE]
+    assert aborted and "operator reset" in aborted[-1].reason
     spin_until(ros_node, lambda: listen.diagnostic("model", "inference_latency_p95_sec")
                not in (None, "n/a"), what="latency in diagnostics", processes=processes)
     assert listen.diagnostic("camera camera/image_raw", "transport") == "raw"
@@ -298,29 +308,6 @@ def test_preference_service_compares_two_clips(ros_node, spawn):
         instruction="stack the cups", trajectory_a=[], trajectory_b=better), [node])
     assert not empty.success and "at least one frame" in empty.message
     assert node.interrupt() == 0
-
-
-def test_bad_frames_are_reported_and_the_node_keeps_running(ros_node, spawn):
-    node = spawn(reward_node_argv("instruction:=stack the cups"), env=SCRIPTED_ENV)
-    listen = Listener(ros_node)
-    camera = ros_node.create_publisher(Image, "camera/image_raw", qos_profile_sensor_data)
-    spin_until(ros_node, lambda: camera.get_subscription_count() > 0,
-               what="the node's camera subscription", processes=[node])
-    depth = Image(height=2, width=2, encoding="16UC1", step=4, data=bytes(8))
-    depth.header.stamp = to_time(5.0)
-
-    def publish_until(msg, key):
-        def published_and_seen():
-            camera.publish(msg)
-            return int(listen.diagnostic("camera camera/image_raw", key) or 0) > 0
-        spin_until(ros_node, published_and_seen, what=key, processes=[node])
-
-    publish_until(depth, "frames_rejected")
-    assert "unsupported encoding '16UC1'" in listen.diagnostic("camera camera/image_raw",
-                                                                 "last_error")
-    publish_until(rgb_image(painted(0.5, 0.1), 6.0), "frames_accepted")
-    assert node.interrupt() == 0, node.output()
-    assert "frame rejected: unsupported encoding '16UC1'" in node.output()
 
 
 def test_config_file_lists_exactly_the_declared_parameters(ros_node, spawn):

@@ -48,6 +48,8 @@ def test_bad_frames_each_get_a_reason_and_scoring_goes_on(ros_node, spawn):
     spin_publishing(ros_node, lambda: camera.pub.publish(good), lambda: listen.estimates,
                     "a first estimate", node)
     bad_raw = {
+        "unsupported encoding '16UC1'": Image(height=2, width=2, encoding="16UC1", step=4,
+                                              data=bytes(8)),
         "unsupported encoding 'yuv422'": Image(height=2, width=2, encoding="yuv422", step=4,
                                                data=bytes(8)),
         "unsupported encoding 'bayer_rggb8'": Image(height=2, width=2, encoding="bayer_rggb8",

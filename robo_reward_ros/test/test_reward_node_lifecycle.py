@@ -3,7 +3,7 @@ and its lifecycle driven through the standard lifecycle services, as a lifecycle
 from diagnostic_msgs.msg import DiagnosticArray
 from lifecycle_msgs.msg import State, Transition
 from lifecycle_msgs.srv import ChangeState, GetState
-from rclpy.qos import qos_profile_sensor_data
+from rclpy.qos import QoSProfile, ReliabilityPolicy
 from robo_reward_msgs.msg import RewardEstimate
 from sensor_msgs.msg import Image
 
@@ -26,7 +26,7 @@ def test_configure_activate_deactivate_cleanup_configure(ros_node, spawn, tiny_r
     ros_node.create_subscription(DiagnosticArray, "/diagnostics", diagnostics.append, 10)
     ros_node.create_subscription(Image, "camera/image_raw",
                                  lambda m: frames.append(to_seconds(m.header.stamp)),
-                                 qos_profile_sensor_data)
+                                 QoSProfile(depth=500, reliability=ReliabilityPolicy.BEST_EFFORT))
     change = ros_node.create_client(ChangeState, "/reward_node/change_state")
     get = ros_node.create_client(GetState, "/reward_node/get_state")
 
