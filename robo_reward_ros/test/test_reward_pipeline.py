@@ -174,3 +174,28 @@ def test_an_unchanged_window_is_not_scored_again():
     calls = len(model.seen)
     assert pipeline.step().results == () and len(model.seen) == calls  # camera silent
     assert len(feed(pipeline, 0.6, 0.3, 0.1).results) == 1  # a new frame is scored
+
+
+def test_cameras_go_through_one_batched_forward_when_the_backend_batches():
+    class Batching(PixelScriptedBackend):
+        def __init__(self):
+            super().__init__()
+            self.batches = []
+
+        def score_batch(self, instruction, clips):
+            self.batches.append(len(clips))
+            return [PixelScriptedBackend.score(self, instruction, clip) for clip in clips]
+
+    model = Batching()
+    pipeline = RewardPipeline(model, TaskMonitor(CONFIG), ("front", "wrist"),
+                              WindowConfig(max_frames=8, min_interval_sec=0.0))
+    pipeline.set_task(build_task(["stack the cups"]), 0.0, start=True)
+    pipeline.add_frame("front", Frame(0.5, painted(0.3, 0.1)))
+    pipeline.add_frame("wrist", Frame(0.5, painted(0.6, 0.1)))
+    report = pipeline.step()
+    assert model.batches == [2]
+    assert {r.camera: round(r.estimate.last_progress, 2) for r in report.results} == {
+        "front": 0.3, "wrist": 0.6}
+    pipeline.add_frame("wrist", Frame(0.6, painted(0.6, 0.1)))
+    pipeline.step()  # only the wrist window changed: a batch of one goes through score
+    assert model.batches == [2]

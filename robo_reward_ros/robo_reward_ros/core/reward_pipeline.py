@@ -205,18 +205,16 @@ class RewardPipeline:
             batch = [(camera, window.snapshot()) for camera, window in self.windows.items()]
         batch = [(c, f) for c, f in batch if len(f) >= self.window_config.min_frames
                  and self._scored.get(c) != (generation, f[-1].stamp)]
+        if not batch:
+            return StepReport()
+        try:
+            scored = self._score(instruction, batch)
+        except Exception as exc:  # out of memory, NaN output, a bug: skip, back off, report
+            camera = batch[0][0] if len(batch) == 1 else ""
+            return self._failed(max(f[-1].stamp for _, f in batch), camera, exc)
         results: List[CameraResult] = []
         dropped = 0
-        for camera, frames in batch:
-            started = time.perf_counter()
-            try:
-                output = self.model.score(instruction, frames)
-                estimate = RewardEstimate(
-                    stamp=frames[-1].stamp, camera=camera, progress=output.progress,
-                    frame_stamps=output.stamps, success_prob=output.success,
-                    backend=output.backend, latency_s=time.perf_counter() - started)
-            except Exception as exc:  # out of memory, NaN output, a bug: skip, back off, report
-                return self._failed(frames[-1].stamp, camera, exc, results, dropped)
+        for camera, frames, estimate in scored:
             with self._lock:
                 if generation != self._generation:
                     dropped += 1
@@ -229,8 +227,25 @@ class RewardPipeline:
             results.append(CameraResult(camera, estimate, update, len(frames)))
         return StepReport(tuple(results), dropped=dropped)
 
-    def _failed(self, stamp: float, camera: str, exc: Exception, results: List[CameraResult],
-                dropped: int) -> StepReport:
+    def _score(self, instruction: str, batch) -> List[Tuple[str, List[Frame], RewardEstimate]]:
+        """All cameras in one forward when the backend can batch them, else one by one."""
+        if len(batch) > 1 and hasattr(self.model, "score_batch"):
+            started = time.perf_counter()
+            outputs = self.model.score_batch(instruction, [frames for _, frames in batch])
+            latencies = [time.perf_counter() - started] * len(batch)
+        else:
+            outputs, latencies = [], []
+            for _, frames in batch:
+                started = time.perf_counter()
+                outputs.append(self.model.score(instruction, frames))
+                latencies.append(time.perf_counter() - started)
+        return [(camera, frames, RewardEstimate(
+            stamp=frames[-1].stamp, camera=camera, progress=output.progress,
+            frame_stamps=output.stamps, success_prob=output.success, backend=output.backend,
+            latency_s=latency))
+            for (camera, frames), output, latency in zip(batch, outputs, latencies)]
+
+    def _failed(self, stamp: float, camera: str, exc: Exception) -> StepReport:
         error = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
         with self._lock:
             updates: Tuple[MonitorUpdate, ...] = ()
@@ -238,7 +253,7 @@ class RewardPipeline:
                 updates = (self.monitor.report_model_error(
                     stamp, f"{self.errors.consecutive} consecutive failures, last: {error}",
                     camera),)
-        return StepReport(tuple(results), updates, error, dropped)
+        return StepReport((), updates, error)
 
     def _follow(self, update: MonitorUpdate) -> None:
         for event in update.events:
