@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The reward node on an embedded default: a synthetic camera stream, no downloads.
+# The reward node on an embedded default: Meta-World episodes and real robot clips played
+# to the node as a camera, a tiny offline model, no downloads.
 # Extra arguments go to the demo (see: scripts/run_demo.sh --help).
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)

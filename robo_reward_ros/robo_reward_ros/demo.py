@@ -1,36 +1,39 @@
-"""The README's first command: the reward node on a synthetic camera, watched from outside.
+"""The README's first command: the reward node scoring recorded episodes, watched from outside.
 
-Starts the installed ``synthetic_camera`` and ``reward_node`` executables as separate
-processes (as ``ros2 launch`` would), listens to their topics like an RL controller and an
-operator console would, prints what arrives, and stops everything on exit or Ctrl-C.
+Builds what it needs on first use (a tiny checkpoint and Meta-World episode bags, cached under
+~/.cache/robo_reward_ros; nothing is downloaded), then starts the installed ``reward_node`` and
+a camera process that plays the episodes (Meta-World and the real robot clips) as a camera and
+a task source, as separate processes. It listens to the node like an RL controller and an
+operator console would, prints what arrives, and at the end writes per-episode logs and plots.
 
-Without ``--model`` the node loads a tiny Robometer-layout checkpoint built here, offline, with
-random weights: the whole pipeline runs for real (decoding, window, Qwen3-VL forward pass,
-heads, monitor, messages), but its progress numbers mean nothing.
+Without ``--model`` the node loads a tiny Robometer-layout checkpoint with random weights: the
+whole pipeline runs for real (decoding, window, Qwen3-VL forward pass, heads, monitor,
+messages), but its progress numbers mean nothing.
 """
 from __future__ import annotations
 
 import argparse
 import os
-import signal
 import subprocess
 import sys
 import time
 from typing import List
 
-import rclpy
-from ament_index_python.packages import get_package_prefix
-from diagnostic_msgs.msg import DiagnosticArray
-from robo_reward_msgs.msg import FailureEvent, RewardEstimate, TaskState
-
-from robo_reward_ros.reward_node import LATCHED_QOS
-
-STATUS_NAMES = {value: name[len("STATUS_"):].lower()
-                for name, value in vars(TaskState).items() if name.startswith("STATUS_")}
+STATUS_NAMES = {0: "idle", 1: "running", 2: "stage_succeeded", 3: "succeeded", 4: "failed",
+                5: "timed_out"}
+FAILURE_KINDS = {1: "regression", 2: "stall", 3: "low_progress", 4: "timeout",
+                 5: "camera_stale", 6: "model_error"}
+DEMO_SCENARIOS = ("pick_place_expert", "pick_place_dropped")
+# Rules for 10-second clips (the node's defaults suit minutes-long episodes): see the README.
+DEMO_PARAMETERS = {"success.threshold": 0.9, "failure.stall_window_sec": 4.0,
+                   "failure.low_progress_grace_sec": 5.0, "inference.rate_hz": 2.0}
+ROBOT_LINE = ("ros2 launch robo_reward_ros reward.launch.py camera_topics:=/camera/color/image_raw "
+              "instruction:=\"pick up the red block\"   # model_preset robometer-4b-nf4 (default)")
 
 
 def installed_executable(name: str) -> str:
     """Path of an executable this package installs (lib/robo_reward_ros/NAME)."""
+    from ament_index_python.packages import get_package_prefix
     path = os.path.join(get_package_prefix("robo_reward_ros"), "lib", "robo_reward_ros", name)
     if not os.access(path, os.X_OK):
         raise FileNotFoundError(f"{path} is missing: build the workspace first (scripts/setup.sh)")
@@ -38,83 +41,132 @@ def installed_executable(name: str) -> str:
 
 
 def parse_args(argv: List[str]) -> argparse.Namespace:
+    from robo_reward_ros.evaluation.demo_assets import cache_dir
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--duration", type=float, default=15.0,
-                        help="seconds to run before stopping (default 15)")
-    parser.add_argument("--instruction", default="put the red block on the green square")
-    parser.add_argument("--rate", type=float, default=15.0, help="camera rate in Hz")
     parser.add_argument("--model", default="",
                         help="Robometer checkpoint directory or id (default: a tiny untrained "
                              "checkpoint built offline on first use)")
+    parser.add_argument("--scenario", action="append", default=[],
+                        help="Meta-World scenario to play (repeatable; default: "
+                             f"{', '.join(DEMO_SCENARIOS)}; robo-reward sim-bags --help lists them)")
+    parser.add_argument("--clips", type=int, default=3,
+                        help="real robot clips to play after them (0-3, default 3)")
+    parser.add_argument("--out", default=os.path.join(cache_dir(), "demo-output"),
+                        help="where the logs and plots go")
+    parser.add_argument("--duration", type=float, default=0.0,
+                        help="stop after this many seconds (default: when every episode played)")
     return parser.parse_args(argv)
-
-
-def demo_checkpoint() -> str:
-    """A tiny Robometer-layout checkpoint, built once into the user's cache."""
-    path = os.path.join(os.path.expanduser("~"), ".cache", "robo_reward_ros",
-                        "demo-robometer-tiny")
-    if not os.path.isfile(os.path.join(path, "config.yaml")):
-        from robo_reward_ros.models.tiny_checkpoints import build_checkpoint
-        print(f"demo: building a tiny offline Robometer checkpoint in {path} ...", flush=True)
-        build_checkpoint("robometer", path)
-    return path
 
 
 def main(argv: List[str] = None) -> int:
     args = parse_args(sys.argv[1:] if argv is None else argv)
-    model = args.model or demo_checkpoint()
+    from robo_reward_ros.evaluation import demo_assets
+    say = lambda text: print(f"demo: {text}", flush=True)  # noqa: E731
     if not args.model:
-        print("demo: the model has random weights: its progress numbers are not meaningful",
-              flush=True)
-    children = [
-        subprocess.Popen([installed_executable("synthetic_camera"), "--ros-args",
-                          "-p", f"rate_hz:={args.rate}"]),
-        subprocess.Popen([installed_executable("reward_node"), "--ros-args",
-                          "-p", f"instruction:={args.instruction}", "-p", 'model.preset:=""',
-                          "-p", f"model.id:={model}", "-p", "model.backend:=robometer",
-                          "-p", "model.precision:=fp32", "-p", "model.device:=cpu",
-                          "-p", 'episode_log.directory:=""',
-                          "-p", "inference.rate_hz:=2.0"]),
-    ]
+        say("the model is a TINY checkpoint with RANDOM weights: every stage of the pipeline "
+            "runs for real, but its progress and success numbers mean nothing")
+    model = args.model or demo_assets.demo_checkpoint(say)
+    bags = demo_assets.demo_sim_bags(args.scenario or DEMO_SCENARIOS, log=say)
+    bags += demo_assets.demo_clip_bags(say)[:max(0, args.clips)]
+    return run(model, bags, args.out, args.duration, tiny=not args.model)
+
+
+def run(model: str, bags: List[str], out: str, duration: float, tiny: bool) -> int:
+    import rclpy
+    from diagnostic_msgs.msg import DiagnosticArray
+    from robo_reward_msgs.msg import FailureEvent, RewardEstimate, TaskState
+    from robo_reward_ros.evaluation.live_replay import node_argv, stop_process
+    from robo_reward_ros.evaluation.replay import node_parameter_values
+    from robo_reward_ros.reward_node import LATCHED_QOS
+    os.makedirs(out, exist_ok=True)
+    values = node_parameter_values(model, overrides={
+        **DEMO_PARAMETERS, "episode_log.directory": os.path.join(out, "episode-logs")})
+    with open(os.path.join(out, "reward_node.log"), "wb") as node_log:
+        children = [
+            subprocess.Popen(node_argv(installed_executable("reward_node"), values),
+                             stdout=node_log, stderr=subprocess.STDOUT),
+            subprocess.Popen([sys.executable, "-m", "robo_reward_ros.evaluation.live_replay",
+                              "--rate-hz", str(values["inference.rate_hz"])] + bags),
+        ]
+    print(f"demo: started reward_node (log {out}/reward_node.log) and a camera playing "
+          f"{len(bags)} episode(s)", flush=True)
     rclpy.init()
     node = rclpy.create_node("robo_reward_demo_listener")
-    node.create_subscription(TaskState, "task_state", _print_state, LATCHED_QOS)
+    seen = {"estimates": [], "failures": [], "states": []}
+    node.create_subscription(TaskState, "task_state", lambda m: _state(m, seen), LATCHED_QOS)
     node.create_subscription(DiagnosticArray, "/diagnostics", _print_diagnostics, 10)
-    node.create_subscription(RewardEstimate, "reward", _print_estimate, 10)
-    node.create_subscription(FailureEvent, "failure_events", _print_failure, 10)
-    deadline = time.monotonic() + args.duration
+    node.create_subscription(RewardEstimate, "reward", lambda m: _estimate(m, seen), 100)
+    node.create_subscription(FailureEvent, "failure_events", lambda m: _failure(m, seen), 100)
+    deadline = time.monotonic() + duration if duration > 0 else float("inf")
     try:
-        while time.monotonic() < deadline and all(c.poll() is None for c in children):
+        while (time.monotonic() < deadline and children[1].poll() is None
+               and children[0].poll() is None):
             rclpy.spin_once(node, timeout_sec=0.2)
     except KeyboardInterrupt:
         pass
     finally:
         node.destroy_node()
         rclpy.try_shutdown()
-        codes = _stop(children)
+        codes = [stop_process(child) for child in reversed(children)][::-1]
+    written = _write_outputs(bags, seen, out, tiny)
     print(f"demo: stopped; exit codes {codes}")
+    for line in written:
+        print(f"demo: wrote {line}")
+    if tiny:
+        print("demo: the numbers above came from a tiny random model. On a robot, run a real "
+              f"model with one line:\n  {ROBOT_LINE}")
     return 0 if all(code == 0 for code in codes) else 1
 
 
-def _print_state(msg: TaskState) -> None:
+def _write_outputs(bags: List[str], seen, out: str, tiny: bool) -> List[str]:
+    """Per-episode traces (estimates, events, truth) and plots from what the node published."""
+    from robo_reward_ros.cli.replay import write_plots
+    from robo_reward_ros.evaluation.episode_bag import read_episode_bag
+    from robo_reward_ros.evaluation.live_replay import trace_from_messages
+    from robo_reward_ros.evaluation.trace import write_traces
+    traces = []
+    for bag in bags:
+        episode = read_episode_bag(bag)
+        mine = [m for m in seen["estimates"] if m.episode_id == episode.name]
+        if not mine:
+            continue
+        # The window keeps the stage's first frame: the first estimate's first frame stamp is
+        # the episode's first frame.
+        first = mine[0].frame_stamps[0]
+        offset = first.sec + first.nanosec * 1e-9 - episode.frames[0].stamp
+        traces.append(trace_from_messages(episode, seen["estimates"], seen["failures"],
+                                          seen["states"], offset, bag))
+    if not traces:
+        return []
+    write_traces(traces, out, {"mode": "live demo", "tiny_random_model": tiny})
+    plots = write_plots(out, " - tiny random model" if tiny else "")
+    return [f"{out}/estimates.jsonl, events.jsonl (and .csv), episodes.json",
+            f"{len(plots)} plot(s) in {out}/plots/", f"node episode logs in {out}/episode-logs/"]
+
+
+def _state(msg, seen) -> None:
+    seen["states"].append(msg)
     print(f"task_state: episode {msg.episode_id} stage {msg.stage_index + 1}/{msg.stage_count} "
           f"{STATUS_NAMES.get(msg.status, msg.status)}: '{msg.instruction}' ({msg.reason})",
           flush=True)
 
 
-def _print_estimate(msg: RewardEstimate) -> None:
+def _estimate(msg, seen) -> None:
+    seen["estimates"].append(msg)
     success = f"{msg.success_probability:.2f}" if msg.has_success_probability else "n/a"
-    print(f"reward: stage {msg.stage_index + 1} progress {msg.progress:.3f} success_p {success} "
-          f"reward {msg.reward:+.3f} frames {len(msg.frame_stamps)} "
+    print(f"reward: {msg.episode_id} stage {msg.stage_index + 1} progress {msg.progress:.3f} "
+          f"success_p {success} reward {msg.reward:+.3f} frames {len(msg.frame_stamps)} "
           f"latency {msg.inference_latency_sec * 1000:.0f} ms", flush=True)
 
 
-def _print_failure(msg: FailureEvent) -> None:
-    print(f"failure event: kind {msg.kind} terminal {msg.terminal}: {msg.description}",
-          flush=True)
+def _failure(msg, seen) -> None:
+    seen["failures"].append(msg)
+    kind = FAILURE_KINDS.get(msg.kind, msg.kind)
+    print(f"failure event: {msg.episode_id} {kind} (terminal {msg.terminal}): "
+          f"{msg.description}", flush=True)
 
 
-def _print_diagnostics(msg: DiagnosticArray) -> None:
+def _print_diagnostics(msg) -> None:
     for status in msg.status:
         if "camera" in status.name or "model" in status.name:
             values = {kv.key: kv.value for kv in status.values}
@@ -122,20 +174,6 @@ def _print_diagnostics(msg: DiagnosticArray) -> None:
                     "inference_latency_p50_sec", "inference_latency_p95_sec", "last_error")
             shown = {k: values[k] for k in keys if values.get(k) not in (None, "", "n/a")}
             print(f"diagnostics: {status.name}: {status.message} {shown}", flush=True)
-
-
-def _stop(children: List[subprocess.Popen]) -> List[int]:
-    for child in children:
-        if child.poll() is None:
-            child.send_signal(signal.SIGINT)
-    codes = []
-    for child in children:
-        try:
-            codes.append(child.wait(timeout=10))
-        except subprocess.TimeoutExpired:
-            child.kill()
-            codes.append(child.wait())
-    return codes
 
 
 if __name__ == "__main__":

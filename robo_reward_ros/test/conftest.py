@@ -20,6 +20,8 @@ os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
 os.environ.pop("ROS_LOCALHOST_ONLY", None)
 os.environ["ROS_LOG_DIR"] = tempfile.mkdtemp(prefix="robo_reward_test_roslog_")
 os.environ.setdefault("RCUTILS_LOGGING_BUFFERED_STREAM", "0")
+# MuJoCo picks its GL backend at first import: offscreen EGL (Mesa) for every test module.
+os.environ.setdefault("MUJOCO_GL", "egl")
 # No model hub here: a model id must fail at once, never wait on the network.
 os.environ["HF_HUB_OFFLINE"] = "1"
 

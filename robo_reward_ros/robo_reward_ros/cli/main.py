@@ -16,6 +16,12 @@ COMMANDS = {
     "quantize": ("robo_reward_ros.models.quantized_checkpoint",
                  "save a pre-quantized (nf4/int8) checkpoint"),
     "export-onnx": ("robo_reward_ros.models.onnx_vision", "export a model's vision tower to ONNX"),
+    "sim-bags": ("robo_reward_ros.cli.sim_bags",
+                 "render Meta-World episodes with known outcomes into ROS 2 bags"),
+    "video-bags": ("robo_reward_ros.cli.video_bags", "turn recorded videos into ROS 2 bags"),
+    "replay": ("robo_reward_ros.cli.replay",
+               "replay bags through the reward pipeline (or the live node): logs and plots"),
+    "eval": ("robo_reward_ros.cli.evaluate", "reward-quality metrics of replayed episodes"),
 }
 
 

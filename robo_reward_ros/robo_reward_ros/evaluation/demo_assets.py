@@ -1,0 +1,52 @@
+"""What the demo and the offline tools build on first use, cached under
+``~/.cache/robo_reward_ros`` (``ROBO_REWARD_CACHE`` overrides): the tiny checkpoint and the
+episode bags. Nothing is downloaded."""
+from __future__ import annotations
+
+import os
+from typing import List, Optional
+
+ROBOT_CLIPS_ENV = "ROBO_REWARD_ROBOT_CLIPS"
+
+
+def cache_dir() -> str:
+    return os.environ.get("ROBO_REWARD_CACHE") or os.path.join(
+        os.path.expanduser("~"), ".cache", "robo_reward_ros")
+
+
+def demo_checkpoint(log=print) -> str:
+    """A tiny Robometer-layout checkpoint (random weights), built once."""
+    path = os.path.join(cache_dir(), "demo-robometer-tiny")
+    if not os.path.isfile(os.path.join(path, "config.yaml")):
+        from robo_reward_ros.models.tiny_checkpoints import build_checkpoint
+        log(f"building a tiny offline Robometer checkpoint in {path} ...")
+        build_checkpoint("robometer", path)
+    return path
+
+
+def demo_sim_bags(scenarios=(), steps: int = 100, log=print) -> List[str]:
+    from robo_reward_ros.cli.sim_bags import make_sim_bags
+    out = os.path.join(cache_dir(), "bags", "metaworld")
+    return make_sim_bags(out, scenarios, steps, log=log)
+
+
+def robot_clips_dir() -> Optional[str]:
+    """The shared real-robot clips, when this checkout has them (``../shared/data/robot-clips``
+    next to the repository, or ``ROBO_REWARD_ROBOT_CLIPS``)."""
+    candidates = [os.environ.get(ROBOT_CLIPS_ENV, "")]
+    here = os.path.dirname(os.path.abspath(__file__))
+    for up in range(3, 7):  # source tree or an install prefix: look a few levels up
+        root = os.path.abspath(os.path.join(here, *[".."] * up))
+        candidates.append(os.path.join(root, "shared", "data", "robot-clips"))
+        candidates.append(os.path.join(os.path.dirname(root), "shared", "data", "robot-clips"))
+    return next((c for c in candidates if c and os.path.isdir(c)), None)
+
+
+def demo_clip_bags(log=print) -> List[str]:
+    folder = robot_clips_dir()
+    if folder is None:
+        return []
+    from robo_reward_ros.cli.video_bags import make_video_bags, robot_clip_videos
+    videos = robot_clip_videos(folder)
+    return make_video_bags(os.path.join(cache_dir(), "bags", "robot-clips"),
+                           [v for v, _ in videos], [t for _, t in videos], log=log)

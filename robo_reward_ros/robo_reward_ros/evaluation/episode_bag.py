@@ -1,0 +1,159 @@
+"""Episodes as ROS 2 bags (rosbag2 directories, MCAP storage) written and read with ``rosbags``
+(pure Python, no ROS install needed; ROS 2 Kilted message definitions).
+
+One bag per episode. Topics:
+
+| topic | type | when | what |
+|---|---|---|---|
+| ``/camera/image_raw`` | ``sensor_msgs/msg/Image`` (rgb8) | every frame | the camera |
+| ``/instruction`` | ``std_msgs/msg/String`` | once, at the first frame | first stage's instruction |
+| ``/episode`` | ``std_msgs/msg/String`` (JSON) | once, at the first frame | task stages, outcome, failure kind and step, source, seed |
+| ``/ground_truth`` | ``std_msgs/msg/String`` (JSON) | with every frame (same stamp) | ``{"frame", "stage", "success", "progress"}`` |
+
+Ground truth travels as JSON strings so that any ROS 2 install can play or echo the bag
+without extra message packages; ``/ground_truth`` is absent when the truth is unknown (real
+videos). Frame stamps (header and bag time) are ``BASE_STAMP_NS`` + seconds from the episode
+start, so bags are byte-for-byte reproducible; readers use stamps relative to the first frame.
+"""
+from __future__ import annotations
+
+import json
+import os
+from typing import Iterable, List, Optional
+
+import numpy as np
+
+from robo_reward_ros.core.frame import Frame
+from robo_reward_ros.evaluation.episode import Episode, FrameTruth
+
+IMAGE_TOPIC = "/camera/image_raw"
+INSTRUCTION_TOPIC = "/instruction"
+EPISODE_TOPIC = "/episode"
+TRUTH_TOPIC = "/ground_truth"
+IMAGE_TYPE = "sensor_msgs/msg/Image"
+STRING_TYPE = "std_msgs/msg/String"
+BASE_STAMP_NS = 1_700_000_000 * 10**9  # fixed, so the same episode gives the same bag
+FRAME_ID = "camera"
+
+
+def _typestore():
+    try:
+        from rosbags.typesys import Stores, get_typestore
+    except ImportError:
+        raise RuntimeError("reading and writing bags needs rosbags: pip install rosbags "
+                           "(pinned in requirements/)") from None
+    return get_typestore(Stores.ROS2_KILTED)
+
+
+def write_episode_bag(episode: Episode, path: str) -> str:
+    """Write ``episode`` to a new bag directory ``path`` (it must not exist)."""
+    from rosbags.rosbag2 import StoragePlugin, Writer
+    store = _typestore()
+    Image = store.types[IMAGE_TYPE]
+    String = store.types[STRING_TYPE]
+    Header = store.types["std_msgs/msg/Header"]
+    Time = store.types["builtin_interfaces/msg/Time"]
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    with Writer(path, version=Writer.VERSION_LATEST, storage_plugin=StoragePlugin.MCAP) as writer:
+        image_conn = writer.add_connection(IMAGE_TOPIC, IMAGE_TYPE, typestore=store)
+        instruction_conn = writer.add_connection(INSTRUCTION_TOPIC, STRING_TYPE, typestore=store)
+        episode_conn = writer.add_connection(EPISODE_TOPIC, STRING_TYPE, typestore=store)
+        truth_conn = (writer.add_connection(TRUTH_TOPIC, STRING_TYPE, typestore=store)
+                      if episode.truth is not None else None)
+        first = BASE_STAMP_NS + _ns(episode.frames[0].stamp)
+        writer.write(episode_conn, first, store.serialize_cdr(
+            String(data=json.dumps(episode.metadata())), STRING_TYPE))
+        writer.write(instruction_conn, first, store.serialize_cdr(
+            String(data=episode.instructions[0]), STRING_TYPE))
+        for index, frame in enumerate(episode.frames):
+            stamp = BASE_STAMP_NS + _ns(frame.stamp)
+            rgb = np.ascontiguousarray(frame.rgb, dtype=np.uint8)
+            height, width = rgb.shape[:2]
+            msg = Image(header=Header(stamp=Time(sec=stamp // 10**9, nanosec=stamp % 10**9),
+                                      frame_id=FRAME_ID),
+                        height=height, width=width, encoding="rgb8", is_bigendian=0,
+                        step=width * 3, data=rgb.reshape(-1))
+            writer.write(image_conn, stamp, store.serialize_cdr(msg, IMAGE_TYPE))
+            if truth_conn is not None:
+                row = episode.truth[index]
+                writer.write(truth_conn, stamp, store.serialize_cdr(String(data=json.dumps(
+                    {"frame": index, "stage": row.stage, "success": bool(row.success),
+                     "progress": round(float(row.progress), 6)})), STRING_TYPE))
+    return path
+
+
+def _ns(seconds: float) -> int:
+    return int(round(seconds * 1e9))
+
+
+def read_episode_bag(path: str, max_frames: Optional[int] = None) -> Episode:
+    """An episode back from a bag written by :func:`write_episode_bag`, or from any bag with
+    ``/camera/image_raw`` and ``/instruction`` (then without truth or outcome)."""
+    from rosbags.rosbag2 import Reader
+    from robo_reward_ros.core.image_decoding import decode_raw
+    store = _typestore()
+    metadata, instruction = None, None
+    frames: List[Frame] = []
+    truth_rows = {}
+    with Reader(path) as reader:
+        wanted = [c for c in reader.connections
+                  if c.topic in (IMAGE_TOPIC, INSTRUCTION_TOPIC, EPISODE_TOPIC, TRUTH_TOPIC)]
+        if not any(c.topic == IMAGE_TOPIC for c in wanted):
+            raise ValueError(f"{path}: no {IMAGE_TOPIC} topic")
+        for conn, _, raw in reader.messages(connections=wanted):
+            msg = store.deserialize_cdr(raw, conn.msgtype)
+            if conn.topic == IMAGE_TOPIC:
+                if max_frames is not None and len(frames) >= max_frames:
+                    continue
+                # Integer nanoseconds: seconds since 1970 as a float would lose the sub-us part.
+                stamp_ns = msg.header.stamp.sec * 10**9 + msg.header.stamp.nanosec
+                rgb = decode_raw(msg.encoding, msg.height, msg.width, msg.step,
+                                 bytes(msg.data))
+                frames.append(Frame(stamp=stamp_ns, rgb=rgb))
+            elif conn.topic == EPISODE_TOPIC:
+                metadata = json.loads(msg.data)
+            elif conn.topic == INSTRUCTION_TOPIC and instruction is None:
+                instruction = msg.data
+            else:
+                row = json.loads(msg.data)
+                truth_rows[int(row["frame"])] = FrameTruth(
+                    int(row["stage"]), bool(row["success"]), float(row["progress"]))
+    if not frames:
+        raise ValueError(f"{path}: {IMAGE_TOPIC} has no frames")
+    origin = frames[0].stamp
+    frames = [Frame(stamp=(f.stamp - origin) / 1e9, rgb=f.rgb) for f in frames]
+    metadata = metadata or {}
+    instructions = metadata.get("instructions") or ([instruction] if instruction else [])
+    if not instructions:
+        raise ValueError(f"{path}: no instruction ({INSTRUCTION_TOPIC} or {EPISODE_TOPIC})")
+    truth = None
+    if truth_rows:
+        truth = [truth_rows[i] for i in range(len(frames)) if i in truth_rows]
+        if len(truth) != len(frames):
+            raise ValueError(f"{path}: ground truth for {len(truth)} of {len(frames)} frames")
+    return Episode(
+        name=metadata.get("name") or os.path.basename(os.path.normpath(path)),
+        instructions=tuple(instructions), frames=frames, truth=truth,
+        outcome=metadata.get("outcome", ""), failure_kind=metadata.get("failure_kind", ""),
+        failure_step=metadata.get("failure_step"), task=metadata.get("task", ""),
+        source=metadata.get("source", ""), info=dict(metadata.get("info") or {}))
+
+
+def find_bags(paths: Iterable[str]) -> List[str]:
+    """Bag directories named directly, or found one level below a named directory (sorted)."""
+    found: List[str] = []
+    for path in paths:
+        if _is_bag(path):
+            found.append(path)
+        elif os.path.isdir(path):
+            found += sorted(os.path.join(path, name) for name in os.listdir(path)
+                            if _is_bag(os.path.join(path, name)))
+        else:
+            raise FileNotFoundError(f"{path}: not a bag directory (metadata.yaml) nor a folder")
+    if not found:
+        raise FileNotFoundError(f"no bags in {list(paths)}")
+    return found
+
+
+def _is_bag(path: str) -> bool:
+    return os.path.isfile(os.path.join(path, "metadata.yaml"))

@@ -1,0 +1,225 @@
+"""Meta-World episodes rendered offscreen: scripted experts, fixed seeds, known outcomes.
+
+Each scenario runs a Meta-World v3 environment (MuJoCo) with its scripted expert policy, changed
+as the scenario says, and renders the ``corner`` camera every control step. One control step is
+stamped ``STEP_SEC`` (0.1 s: a 10 Hz controller; Meta-World moves the hand by at most 1 cm per
+step, so real-robot speeds of <= 0.1 m/s).
+
+Ground truth per frame (see episode.py): the environment's own ``info["success"]`` and, as the
+progress label, its shaped reward divided by its maximum (10), clipped to [0, 1]. The second
+stage of the two-stage task (close the drawer that stage 1 opened) is labelled by the handle's
+distance to its closed position: progress ``1 - distance / maxDist`` and success by
+drawer-close-v3's own rule (``distance <= TARGET_RADIUS + 0.015``).
+
+Outcomes: ``expert`` success; ``truncated`` (cut at a fraction of the expert's first-success step:
+partial); ``noise`` (Gaussian action noise: failure from step 0); ``freeze`` (arm held still from
+``onset``: failure, a stall); ``drop`` (gripper forced open from ``onset`` while carrying:
+failure, a regression); ``two_stage`` (drawer-open expert until success, then drawer-close
+expert on the same scene: success when both stages are done). Outcomes are checked against the
+rendered truth when generated; a scenario whose truth disagrees raises instead of mislabelling.
+"""
+from __future__ import annotations
+
+import dataclasses
+import os
+import warnings
+from typing import Callable, List, Optional, Sequence
+
+import numpy as np
+
+from robo_reward_ros.core.frame import Frame
+from robo_reward_ros.evaluation.episode import Episode, FrameTruth
+
+STEP_SEC = 0.1
+CAMERA = "corner"
+
+
+@dataclasses.dataclass(frozen=True)
+class Scenario:
+    name: str
+    env: str
+    instruction: str
+    mode: str  # expert | truncated | noise | freeze | drop | two_stage
+    seed: int = 0
+    onset: int = 0  # freeze / drop: first faulty step
+    fraction: float = 0.7  # truncated: fraction of the expert's first-success step kept
+    noise_sigma: float = 1.0
+    second_instruction: str = ""  # two_stage
+
+
+PICK_PLACE = "pick up the puck and place it at the goal"
+SCENARIOS = (
+    Scenario("reach_expert", "reach-v3", "reach the goal position", "expert"),
+    Scenario("pick_place_expert", "pick-place-v3", PICK_PLACE, "expert"),
+    Scenario("drawer_open_expert", "drawer-open-v3", "open the drawer", "expert"),
+    Scenario("pick_place_truncated", "pick-place-v3", PICK_PLACE, "truncated", fraction=0.9),
+    Scenario("pick_place_noisy", "pick-place-v3", PICK_PLACE, "noise", seed=3),
+    Scenario("pick_place_frozen", "pick-place-v3", PICK_PLACE, "freeze", onset=41),
+    Scenario("pick_place_dropped", "pick-place-v3", PICK_PLACE, "drop", onset=42),
+    Scenario("drawer_open_then_close", "drawer-open-v3", "open the drawer", "two_stage",
+             second_instruction="close the drawer"),
+)
+QUICK = ("pick_place_expert", "pick_place_dropped")  # a small set for tests
+
+
+def scenario_by_name(name: str) -> Scenario:
+    for scenario in SCENARIOS:
+        if scenario.name == name:
+            return scenario
+    raise KeyError(f"unknown scenario '{name}' (known: {', '.join(s.name for s in SCENARIOS)})")
+
+
+def _offscreen_gl() -> None:
+    # MuJoCo picks its GL backend when it is first imported, so this must run before any
+    # `import mujoco` in the process: EGL renders headless (Mesa's software EGL works without a
+    # GPU); a user's choice (osmesa, glfw) wins.
+    os.environ.setdefault("MUJOCO_GL", "egl")
+
+
+_offscreen_gl()
+
+
+def _policy(env_name: str):
+    import metaworld.policies as policies
+    return {
+        "reach-v3": policies.SawyerReachV3Policy,
+        "pick-place-v3": policies.SawyerPickPlaceV3Policy,
+        "drawer-open-v3": policies.SawyerDrawerOpenV3Policy,
+        "drawer-close-v3": policies.SawyerDrawerCloseV3Policy,
+    }[env_name]()
+
+
+def _make_env(env_name: str, seed: int):
+    import metaworld
+    benchmark = metaworld.MT1(env_name, seed=seed)
+    env = benchmark.train_classes[env_name]()
+    env.set_task(benchmark.train_tasks[0])
+    obs, _ = env.reset(seed=seed)
+    return env, obs
+
+
+class _Camera:
+    def __init__(self, env, size: int) -> None:
+        import mujoco
+        self._renderer = mujoco.Renderer(env.model, size, size)
+        # No shadows or reflections: several times faster in software GL, same scene.
+        self._renderer.scene.flags[mujoco.mjtRndFlag.mjRND_SHADOW] = 0
+        self._renderer.scene.flags[mujoco.mjtRndFlag.mjRND_REFLECTION] = 0
+        self._env = env
+
+    def render(self) -> np.ndarray:
+        self._renderer.update_scene(self._env.data, camera=CAMERA)
+        # The corner camera renders upside down: flip rows and columns (a 180 degree turn).
+        return np.ascontiguousarray(self._renderer.render()[::-1, ::-1])
+
+    def close(self) -> None:
+        self._renderer.close()
+
+
+def _expert_success_step(scenario: Scenario, steps: int) -> Optional[int]:
+    env, obs = _make_env(scenario.env, scenario.seed)
+    policy = _policy(scenario.env)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            for step in range(steps):
+                obs, _, _, _, info = env.step(np.asarray(policy.get_action(obs), dtype=float))
+                if info["success"]:
+                    return step
+    finally:
+        env.close()
+    return None
+
+
+def generate_episode(scenario: Scenario, steps: int = 100, size: int = 224,
+                     seed_offset: int = 0) -> Episode:
+    """Run and render one scenario; ``steps`` control steps (frames) at most."""
+    if seed_offset:
+        scenario = dataclasses.replace(scenario, seed=scenario.seed + seed_offset,
+                                       name=f"{scenario.name}_s{scenario.seed + seed_offset}")
+    length = steps
+    if scenario.mode == "truncated":
+        first = _expert_success_step(scenario, steps)
+        if first is None:
+            raise RuntimeError(f"{scenario.name}: the expert did not succeed in {steps} steps")
+        length = max(2, int(first * scenario.fraction))
+    env, obs = _make_env(scenario.env, scenario.seed)
+    policy = _policy(scenario.env)
+    close_policy = _policy("drawer-close-v3") if scenario.mode == "two_stage" else None
+    camera = _Camera(env, size)
+    rng = np.random.default_rng(scenario.seed)
+    frames: List[Frame] = []
+    truth: List[FrameTruth] = []
+    stage, held_grip = 0, 0.0
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # the policies warn about clipped gains
+            for step in range(length):
+                active = close_policy if stage == 1 else policy
+                action = np.asarray(active.get_action(obs), dtype=float)
+                if scenario.mode == "freeze" and step >= scenario.onset:
+                    held_grip = action[3] if step == scenario.onset else held_grip
+                    action = np.array([0.0, 0.0, 0.0, held_grip])  # arm still, grip kept
+                elif scenario.mode == "drop" and step >= scenario.onset:
+                    action[3] = -1.0  # gripper open: the puck falls
+                elif scenario.mode == "noise":
+                    action = np.clip(action + rng.normal(0.0, scenario.noise_sigma, 4), -1, 1)
+                obs, reward, _, _, info = env.step(action)
+                if stage == 0:
+                    row = FrameTruth(0, bool(info["success"]), _clip(reward / 10.0))
+                else:
+                    row = _closing_truth(env, obs)
+                frames.append(Frame(stamp=round(step * STEP_SEC, 6), rgb=camera.render()))
+                truth.append(row)
+                if scenario.mode == "two_stage" and stage == 0 and row.success:
+                    stage = 1
+    finally:
+        camera.close()
+        env.close()
+    return _label(scenario, frames, truth, size)
+
+
+def _closing_truth(env, obs) -> FrameTruth:
+    from metaworld.envs.sawyer_drawer_close_v3 import SawyerDrawerCloseEnvV3
+    closed = env._target_pos + np.array([0.0, env.maxDist, 0.0])
+    distance = float(np.linalg.norm(obs[4:7] - closed))
+    return FrameTruth(1, distance <= SawyerDrawerCloseEnvV3.TARGET_RADIUS + 0.015,
+                      _clip(1.0 - distance / env.maxDist))
+
+
+def _clip(value: float) -> float:
+    return float(min(1.0, max(0.0, value)))
+
+
+def _label(scenario: Scenario, frames: List[Frame], truth: List[FrameTruth],
+           size: int) -> Episode:
+    stages = 2 if scenario.mode == "two_stage" else 1
+    done = any(r.stage == stages - 1 and r.success for r in truth)
+    expected = {"expert": "success", "two_stage": "success", "truncated": "partial"}.get(
+        scenario.mode, "failure")
+    outcome = "success" if done else ("partial" if scenario.mode == "truncated" else "failure")
+    if outcome != expected:
+        raise RuntimeError(f"{scenario.name}: expected {expected}, the rendered truth says "
+                           f"{outcome}; change the scenario's seed or onset")
+    kind = {"noise": "noise", "freeze": "stall", "drop": "drop"}.get(scenario.mode, "")
+    failure_step = (scenario.onset if scenario.mode in ("freeze", "drop") else 0) if kind else None
+    instructions = [scenario.instruction] + ([scenario.second_instruction] if stages == 2 else [])
+    return Episode(
+        name=scenario.name, instructions=tuple(instructions), frames=frames, truth=truth,
+        outcome=outcome, failure_kind=kind, failure_step=failure_step,
+        task=scenario.env + ("+close" if stages == 2 else ""), source="metaworld",
+        info={"env": scenario.env, "seed": scenario.seed, "mode": scenario.mode,
+              "camera": CAMERA, "size": size, "step_sec": STEP_SEC})
+
+
+def generate(names: Sequence[str] = (), steps: int = 100, size: int = 224,
+             seeds: int = 1, progress: Optional[Callable[[str], None]] = None) -> List[Episode]:
+    """Episodes of the named scenarios (all by default), ``seeds`` seed variants of each."""
+    scenarios = [scenario_by_name(n) for n in names] if names else list(SCENARIOS)
+    episodes = []
+    for offset in range(seeds):
+        for scenario in scenarios:
+            if progress is not None:
+                progress(scenario.name)
+            episodes.append(generate_episode(scenario, steps, size, seed_offset=offset))
+    return episodes
