@@ -20,7 +20,7 @@ from robo_reward_ros.core.frame_window import FrameRejected
 from robo_reward_ros.core.stamp_guard import StampGuard, StampVerdict
 from robo_reward_ros.core.image_decoding import (ImageDecodeError, decode_compressed,
                                                   decode_raw, fit_pixels)
-from robo_reward_ros.node_parameters import camera_name
+from robo_reward_ros.core.node_settings import camera_name
 
 
 @dataclasses.dataclass

@@ -38,8 +38,8 @@ from robo_reward_ros.core.reward_pipeline import RewardPipeline
 from robo_reward_ros.core.task_monitor import MonitorUpdate, TaskMonitor
 from robo_reward_ros.core.task_spec import InvalidTaskError, TaskSpec, build_task
 from robo_reward_ros.models.backend_registry import create_reward_model, import_plugins
-from robo_reward_ros.node_parameters import (NodeSettings, current_values,
-                                             declare_parameters, monitor_config, read_settings)
+from robo_reward_ros.core.node_settings import NodeSettings, monitor_config, read_settings
+from robo_reward_ros.node_parameters import current_values, declare_parameters
 from robo_reward_ros.node_runner import run_node
 from robo_reward_ros.qos_profiles import EVENTS_QOS, LATCHED_QOS, STATE_QOS
 from robo_reward_ros.reset_requester import ResetRequester

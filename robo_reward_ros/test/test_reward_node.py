@@ -20,7 +20,7 @@ from sensor_msgs.msg import Image
 from std_msgs.msg import String
 from std_srvs.srv import Trigger
 
-from robo_reward_ros.node_parameters import SPECS
+from robo_reward_ros.core.node_settings import SPECS
 from robo_reward_ros.reward_messages import to_seconds, to_time
 from robo_reward_ros.qos_profiles import EVENTS_QOS, LATCHED_QOS, STATE_QOS
 from ros_fixtures import (PACKAGE_ROOT, SCRIPTED_ENV, installed_executable, reward_node_argv,

@@ -31,7 +31,7 @@ def ros_value(value: Any) -> str:
 
 
 def node_argv(executable: str, values: Dict[str, Any]) -> List[str]:
-    from robo_reward_ros.node_parameters import SPECS
+    from robo_reward_ros.core.node_settings import SPECS
     argv = [executable, "--ros-args"]
     for spec in SPECS:
         value = values[spec.name]

@@ -26,7 +26,7 @@ def node_parameter_values(model: str, backend: str = "robometer", precision: str
                           ) -> Dict[str, Any]:
     """Every reward-node parameter: the node's defaults, the model, no episode log, then
     ``overrides`` (node parameter names). The live replay passes the same values to the node."""
-    from robo_reward_ros.node_parameters import SPECS
+    from robo_reward_ros.core.node_settings import SPECS
     values = {spec.name: spec.default for spec in SPECS}
     values.update({"model.preset": "", "model.id": model, "model.backend": backend,
                    "model.precision": precision, "model.device": device,
@@ -54,7 +54,7 @@ class OfflineReplay:
     """One model, one fresh pipeline and monitor per episode (as after a node reset)."""
 
     def __init__(self, values: Dict[str, Any], model=None) -> None:
-        from robo_reward_ros.node_parameters import read_settings
+        from robo_reward_ros.core.node_settings import read_settings
         self.values = values
         self.settings = read_settings(values)
         if model is None:
