@@ -356,8 +356,12 @@ class RewardNode(LifecycleNode):
             return
         for event in update.events:
             if isinstance(event, FailureDetected):
-                log = self.get_logger().error if event.terminal else self.get_logger().warning
-                log(f"{event.kind.name.lower()}: {event.description}")
+                # One call site per severity: rclpy refuses a call site whose severity changes.
+                text = f"{event.kind.name.lower()}: {event.description}"
+                if event.terminal:
+                    self.get_logger().error(text)
+                else:
+                    self.get_logger().warning(text)
                 self._failure_pub.publish(failure_msg(event))
             elif isinstance(event, EpisodeEnded):
                 self.get_logger().info(

@@ -341,3 +341,23 @@ def test_out_of_range_and_unknown_start_up_parameters_keep_the_node_up_and_say_w
             what=f"diagnostics naming the bad parameter ({reason})", processes=[node])
         assert node.interrupt() == 0, node.output()
         assert reason in node.output()
+
+
+def test_a_warning_then_a_terminal_failure_are_both_published_and_end_the_episode(ros_node,
+                                                                                   spawn):
+    """Found by the 30-minute soak: the first terminal failure after a warning was lost."""
+    node = spawn(reward_node_argv("instruction:=stack the cups", "inference.rate_hz:=20.0",
+                                  "failure.stall_window_sec:=0.5",
+                                  "failure.low_progress_grace_sec:=1.5",
+                                  "failure.terminal_kinds:=low_progress"), env=SCRIPTED_ENV)
+    listen = Listener(ros_node)
+    camera = Camera(ros_node)
+    spin_publishing(ros_node, lambda: camera.pub.publish(camera.frame(progress=0.05)),
+                    lambda: listen.resets, "the terminal failure's reset request", node)
+    kinds = [(f.kind, f.terminal) for f in listen.failures]
+    assert (FailureEvent.KIND_STALL, False) in kinds
+    assert kinds[-1] == (FailureEvent.KIND_LOW_PROGRESS, True)
+    spin_until(ros_node, lambda: listen.states[-1].status == TaskState.STATUS_FAILED,
+               what="the failed task state", processes=[node])
+    assert node.interrupt() == 0, node.output()
+    assert "callback failed" not in node.output()
