@@ -11,6 +11,7 @@ pipeline's lock is shared, and the model never runs under it.
 """
 from __future__ import annotations
 
+import dataclasses
 import gc
 import sys
 import threading
@@ -108,7 +109,7 @@ class RewardNode(LifecycleNode):
         self._configure_error = ""
         self._settings = settings
         self._model = model
-        self._pipeline = RewardPipeline(model, TaskMonitor(settings.monitor),
+        self._pipeline = RewardPipeline(model, TaskMonitor(self._live(settings.monitor)),
                                         settings.monitor.cameras,
                                         settings.window, settings.error_policy())
         if settings.reset_service:
@@ -413,10 +414,15 @@ class RewardNode(LifecycleNode):
             config = monitor_config(values, self._settings.monitor.cameras)
         except ValueError as exc:
             return SetParametersResult(successful=False, reason=str(exc))
-        self._pipeline.use_monitor_next(TaskMonitor(config))
+        self._pipeline.use_monitor_next(TaskMonitor(self._live(config)))
         self.get_logger().info(f"parameters {sorted(changed)} accepted; they apply from the "
                                "next episode")
         return SetParametersResult(successful=True)
+
+    @staticmethod
+    def _live(config):
+        """Live, camera outages are seen by the node's clock (see MonitorConfig.gaps_are_outages)."""
+        return dataclasses.replace(config, gaps_are_outages=False)
 
     # --- diagnostics ------------------------------------------------------------------------
     def _publish_diagnostics(self) -> None:

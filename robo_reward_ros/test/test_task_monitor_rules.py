@@ -219,3 +219,27 @@ def test_regression_ignores_a_single_optimistic_estimate():
 def test_replace_keeps_validation():
     with pytest.raises(ValueError):
         dataclasses.replace(MonitorConfig(), success_n=1, success_k=2)
+
+
+def test_gaps_between_scored_frames_are_no_outage_when_the_caller_detects_outages():
+    """Live, a model slower than camera_stale_after_s leaves gaps that are not camera outages:
+    the stall clock must keep running across them."""
+    import dataclasses as dc
+
+    from robo_reward_ros.core.events import FailureDetected, FailureKind
+    from robo_reward_ros.core.task_monitor import MonitorConfig, TaskMonitor
+    from robo_reward_ros.core.task_spec import build_task
+    from monitor_traces import replay, trace
+
+    config = MonitorConfig(stall_window_s=6.0, camera_stale_after_s=2.0,
+                           low_progress_grace_s=100.0, episode_timeout_s=None)
+    stamps = [3.0 * i for i in range(1, 6)]  # one estimate every 3 s, flat progress
+    kinds = {}
+    for gaps_are_outages in (True, False):
+        monitor = TaskMonitor(dc.replace(config, gaps_are_outages=gaps_are_outages))
+        monitor.start_episode(build_task(["stack the cups"]), 0.0)
+        updates = replay(monitor, trace(stamps, [0.4] * len(stamps)))
+        kinds[gaps_are_outages] = [e.kind for u in updates for e in u.events
+                                   if isinstance(e, FailureDetected)]
+    assert FailureKind.STALL not in kinds[True] and FailureKind.CAMERA_STALE in kinds[True]
+    assert kinds[False] == [FailureKind.STALL]

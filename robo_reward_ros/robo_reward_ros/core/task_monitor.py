@@ -75,6 +75,11 @@ class MonitorConfig:
     terminal_failures: FrozenSet[FailureKind] = frozenset()
     # Camera / model health (never a task failure).
     camera_stale_after_s: float = 2.0
+    # A gap longer than camera_stale_after_s between a camera's scored frames counts as a
+    # camera outage (event, failure clocks restart). Right for bags and replays; the live node
+    # turns it off: it detects outages by its own clock, and a slow model's gaps are no outage
+    # (with it on, a model slower than camera_stale_after_s per step would never see a stall).
+    gaps_are_outages: bool = True
     # Dense reward.
     reward_mode: DenseRewardMode = DenseRewardMode.PROGRESS
     gamma: float = 0.99
@@ -542,7 +547,8 @@ class TaskMonitor:
         previous = stage.last_camera_stamp.get(camera)
         gap = estimate.stamp - previous if previous is not None else 0.0
         resumed = camera in stage.stale_cameras or stage.model_error_pending
-        if gap > self.config.camera_stale_after_s and camera not in stage.stale_cameras:
+        outage = self.config.gaps_are_outages and gap > self.config.camera_stale_after_s
+        if outage and camera not in stage.stale_cameras:
             events.append(self._health_event(
                 FailureKind.CAMERA_STALE, Severity.WARNING, now,
                 f"camera '{camera}' delivered no scored frame for {gap:.1f} s "
@@ -550,7 +556,7 @@ class TaskMonitor:
                 f"(not a task failure)",
                 gap, camera,
             ))
-        if gap > self.config.camera_stale_after_s or resumed:
+        if outage or resumed:
             stage.success.forget_camera(camera)
             stage.restart_clocks(now)
         stage.stale_cameras.discard(camera)
