@@ -94,3 +94,29 @@ def test_large_frames_are_downscaled_with_their_aspect_kept():
 
 def test_small_frames_are_untouched():
     assert fit_pixels(RGB, 224 * 224) is RGB
+
+
+@pytest.mark.parametrize("encoding, channels", [("rgb8", 3), ("bgr8", 3), ("rgba8", 4), ("bgra8", 4),
+                                                ("mono8", 1)])
+@pytest.mark.parametrize("padding", [0, 4])
+def test_decoding_with_max_pixels_equals_decoding_then_fitting(encoding, channels, padding):
+    rng = np.random.default_rng(channels + padding)
+    height, width = 181, 263
+    step = width * channels + padding
+    data = rng.integers(0, 256, step * height, dtype=np.uint8).tobytes()
+    for max_pixels in (4096, 10000, height * width):
+        fused = decode_raw(encoding, height, width, step, data, max_pixels=max_pixels)
+        assert np.array_equal(fused, fit_pixels(decode_raw(encoding, height, width, step, data), max_pixels))
+
+
+@pytest.mark.parametrize("kind, mode", [("jpeg", "RGB"), ("jpeg", "L"), ("png", "RGB"), ("png", "RGBA"),
+                                        ("png", "P")])
+def test_compressed_decoding_with_max_pixels_equals_decoding_then_fitting(kind, mode):
+    rng = np.random.default_rng(3)
+    buffer = io.BytesIO()
+    Image.fromarray(rng.integers(0, 256, (150, 210, 3), dtype=np.uint8)).convert(mode).save(buffer, format=kind)
+    data = buffer.getvalue()
+    for max_pixels in (4096, 150 * 210):
+        fused = decode_compressed(kind, data, max_pixels=max_pixels)
+        assert fused.shape[2] == 3
+        assert np.array_equal(fused, fit_pixels(decode_compressed(kind, data), max_pixels))

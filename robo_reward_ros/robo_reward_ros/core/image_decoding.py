@@ -6,6 +6,7 @@ is wrong with the frame, because a robot's camera driver misconfiguration shows 
 from __future__ import annotations
 
 import io
+from typing import Optional, Tuple
 
 import numpy as np
 
@@ -27,8 +28,15 @@ class ImageDecodeError(ValueError):
     """The frame cannot be used; the message says why."""
 
 
-def decode_raw(encoding: str, height: int, width: int, step: int, data) -> np.ndarray:
-    """RGB uint8 (height, width, 3) from a sensor_msgs/Image's fields."""
+def decode_raw(encoding: str, height: int, width: int, step: int, data,
+               max_pixels: Optional[int] = None) -> np.ndarray:
+    """RGB uint8 (height, width, 3) from a sensor_msgs/Image's fields.
+
+    With ``max_pixels``, the result is also ``fit_pixels(result, max_pixels)``, computed the cheap
+    way round: the frame is downscaled in its own channel order and only the small result is
+    reordered (area resampling treats channels independently, so the pixels are the same). An
+    rgb8 frame without row padding is returned as a view of ``data`` when it needs no resizing.
+    """
     if encoding not in RAW_ENCODINGS:
         raise ImageDecodeError(
             f"unsupported encoding '{encoding}' (supported: {', '.join(RAW_ENCODINGS)})")
@@ -44,25 +52,39 @@ def decode_raw(encoding: str, height: int, width: int, step: int, data) -> np.nd
         raise ImageDecodeError(
             f"data has {buffer.size} bytes, expected step x height = {step}x{height} = {step * height}")
     pixels = buffer.reshape(height, step)[:, :width * channels].reshape(height, width, channels)
+    if max_pixels is not None and height * width > max_pixels:
+        if order is None:  # mono: downscale one channel, then replicate
+            small = _resize_box(np.ascontiguousarray(pixels[:, :, 0]), max_pixels)
+            return np.repeat(small[:, :, None], 3, axis=2)
+        small = _resize_box(np.ascontiguousarray(pixels[:, :, :3]), max_pixels)  # drops alpha
+        return small if order == (0, 1, 2) else np.ascontiguousarray(small[:, :, ::-1])
     if order is None:
         return np.repeat(pixels, 3, axis=2)
-    return np.ascontiguousarray(pixels[:, :, list(order)])
+    if order == (0, 1, 2):
+        return pixels if channels == 3 else np.ascontiguousarray(pixels[:, :, :3])
+    return np.ascontiguousarray(pixels[:, :, 2::-1])
 
 
-def decode_compressed(format_field: str, data) -> np.ndarray:
-    """RGB uint8 from a sensor_msgs/CompressedImage (format "jpeg", "png", or "rgb8; jpeg ...")."""
+def decode_compressed(format_field: str, data, max_pixels: Optional[int] = None) -> np.ndarray:
+    """RGB uint8 from a sensor_msgs/CompressedImage (format "jpeg", "png", or "rgb8; jpeg ...").
+
+    With ``max_pixels``, the result is also ``fit_pixels(result, max_pixels)``, resized before it
+    leaves Pillow (no full-size array is made)."""
     from PIL import Image, UnidentifiedImageError  # only compressed streams need Pillow
 
     kind = compressed_kind(format_field)
     try:
-        with Image.open(io.BytesIO(bytes(data))) as image:
+        with Image.open(io.BytesIO(data if isinstance(data, (bytes, bytearray)) else bytes(data))) as image:
             if image.format is None or image.format.lower() != kind:
                 raise ImageDecodeError(
                     f"format field says {kind} but the data is {image.format or 'unknown'}")
             if image.width * image.height > MAX_PIXELS:
                 raise ImageDecodeError(
                     f"image {image.width}x{image.height} exceeds the {MAX_PIXELS}-pixel limit")
-            return np.asarray(image.convert("RGB"))
+            rgb = image.convert("RGB") if image.mode != "RGB" else image
+            if max_pixels is not None and image.width * image.height > max_pixels:
+                rgb = rgb.resize(_fitted_size(image.height, image.width, max_pixels), Image.BOX)
+            return np.asarray(rgb)
     except ImageDecodeError:
         raise
     except (UnidentifiedImageError, OSError, SyntaxError, ValueError) as exc:
@@ -87,8 +109,18 @@ def fit_pixels(rgb: np.ndarray, max_pixels: int) -> np.ndarray:
     height, width = rgb.shape[:2]
     if height * width <= max_pixels:
         return rgb
+    return _resize_box(np.ascontiguousarray(rgb), max_pixels)
+
+
+def _fitted_size(height: int, width: int, max_pixels: int) -> Tuple[int, int]:
+    """(width, height) of the downscaled frame, as PIL's resize takes it."""
+    scale = (max_pixels / float(height * width)) ** 0.5
+    return max(1, int(width * scale)), max(1, int(height * scale))
+
+
+def _resize_box(pixels: np.ndarray, max_pixels: int) -> np.ndarray:
+    """PIL area (BOX) resampling of a contiguous HxW or HxWx3 uint8 array to the fitted size."""
     from PIL import Image
 
-    scale = (max_pixels / float(height * width)) ** 0.5
-    size = (max(1, int(width * scale)), max(1, int(height * scale)))
-    return np.asarray(Image.fromarray(np.ascontiguousarray(rgb)).resize(size, Image.BOX))
+    return np.asarray(Image.fromarray(pixels).resize(_fitted_size(pixels.shape[0], pixels.shape[1], max_pixels),
+                                                      Image.BOX))

@@ -1,6 +1,6 @@
 """Token sequences with their vision blocks, collated into one right-padded Qwen3-VL batch."""
 import dataclasses
-from typing import Dict, List, Optional, Sequence
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 import torch
@@ -19,6 +19,16 @@ class QwenSequence:
     # For the uncached reference path of a video: the whole clip as the processor would give it.
     video_patches: Optional[np.ndarray] = None
     video_grid: Optional[tuple] = None
+    # Or a function giving (patches, grid), called on first use: the cached path never needs the
+    # whole clip's pixels, so a streaming step does not resize and normalise every frame again.
+    video_source: Optional[Callable[[], Tuple[np.ndarray, tuple]]] = None
+
+    def whole_video(self) -> Tuple[np.ndarray, tuple]:
+        """The whole clip's patches and grid (computed once, from ``video_source`` if not given)."""
+        if self.video_patches is None and self.video_source is not None:
+            self.video_patches, self.video_grid = self.video_source()
+            self.video_source = None
+        return self.video_patches, self.video_grid
 
 
 def collate(sequences: Sequence[QwenSequence], pad_id: int, device: torch.device) -> Dict[str, torch.Tensor]:
@@ -52,6 +62,7 @@ def vision_inputs(qwen_model, sequences: Sequence[QwenSequence], cache: Optional
     if modality == "image":
         pixels, grid = raw_pixels(blocks, device)
         return {"pixel_values": pixels, "image_grid_thw": grid}
-    pixels = torch.from_numpy(np.concatenate([s.video_patches for s in sequences], axis=0)).to(device)
-    grid = torch.tensor([s.video_grid for s in sequences], dtype=torch.long, device=device)
+    wholes = [s.whole_video() for s in sequences]
+    pixels = torch.from_numpy(np.concatenate([patches for patches, _ in wholes], axis=0)).to(device)
+    grid = torch.tensor([grid for _, grid in wholes], dtype=torch.long, device=device)
     return {"pixel_values_videos": pixels, "video_grid_thw": grid}

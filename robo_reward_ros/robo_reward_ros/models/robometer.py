@@ -71,7 +71,7 @@ class RobometerBackend(RewardModel):
         self.max_frames = int(max_frames or data_cfg.get("max_frames", 8))
         self.frame_selection = frame_selection
         self.predict_pref_progress = bool(training_cfg.get("predict_pref_progress", True))
-        layout.check_weight_files(model_id)
+        self._check_weight_files(model_id)
         base = model_cfg.get("base_model_id")
         if not base:
             raise layout.CheckpointError(f"{model_id}: config.yaml has no model.base_model_id")
@@ -88,6 +88,10 @@ class RobometerBackend(RewardModel):
         self.model = self._load_weights(model_id, config_json)
         self.cache = VisionFeatureCache(enabled=cache_vision,
                                         encoder=vision_encoder(vision_runtime, vision_onnx, onnx_providers))
+
+    def _check_weight_files(self, model_id: str) -> None:
+        """Fail early on missing shards (a benchmark subclass that builds weights in memory skips it)."""
+        layout.check_weight_files(model_id)
 
     def _load_weights(self, model_id: str, config_json: Dict[str, Any]) -> RobometerModel:
         from transformers import Qwen3VLConfig

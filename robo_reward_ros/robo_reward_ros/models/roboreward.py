@@ -95,8 +95,7 @@ class RoboRewardBackend(RewardModel):
                                                  {"type": "text", "text": self.prompt_text(instruction)}]}]
         text = self.processing.render(messages, add_generation_prompt=True) + answer_prefix
         ids = self.processing.encode(self.processing.expand(text, videos=[prompt_blocks]))
-        patches, grid = whole()
-        return QwenSequence(ids, self.processing.mm_token_type_ids(ids), vision, "video", patches, grid)
+        return QwenSequence(ids, self.processing.mm_token_type_ids(ids), vision, "video", video_source=whole)
 
     def select(self, frames: Sequence[Frame]) -> List[Frame]:
         check_frames(frames)

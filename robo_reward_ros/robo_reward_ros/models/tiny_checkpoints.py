@@ -6,9 +6,11 @@ robot runs on the real weights run in tests in seconds.
 
     python -m robo_reward_ros.models.tiny_checkpoints --layout robometer|roboreward|qwen3vl [--size mid] OUT_DIR
 
-Sizes: ``tiny`` (~10M parameters, almost all the embedding table; tests) and ``mid`` (~160M: 12 text
+Sizes: ``tiny`` (~10M parameters, almost all the embedding table; tests), ``mid`` (~160M: 12 text
 layers of width 512, an 8-block vision tower; honest time/memory ratios between precisions in
-benchmarks). Both keep the 4B model's structure (GQA, interleaved mRoPE, deepstack, tied embeddings).
+benchmarks) and ``4b`` (the real Qwen3-VL-4B widths with random weights, ~9 GB in bf16: the real
+architecture's cost in benchmarks). All keep the 4B model's structure (GQA, interleaved mRoPE,
+deepstack, tied embeddings).
 
 Layouts:
 - ``qwen3vl``: a Qwen3-VL-Instruct directory (TOPReward's model): config.json,
@@ -19,6 +21,7 @@ Layouts:
   ``base_model_id`` points at ``OUT_DIR/base_model`` (a tiny ``qwen3vl`` layout).
 """
 import argparse
+import contextlib
 import json
 import os
 import sys
@@ -83,6 +86,13 @@ SIZE_PRESETS = {
             "mrope_section": [12, 10, 10],
             "vision": dict(depth=8, hidden_size=512, intermediate_size=1536, num_heads=8,
                            num_position_embeddings=2304, deepstack_visual_indexes=[1, 4, 7])},
+    # The real Qwen3-VL-4B widths (reward-models.md 1.1), random weights: ~4.4B parameters, ~9 GB in
+    # bf16 (built in bf16). For benchmarks of the real architecture's cost, never for tests.
+    "4b": {"text": dict(hidden_size=2560, intermediate_size=9728, num_hidden_layers=36, num_attention_heads=32,
+                        num_key_value_heads=8, head_dim=128),
+           "mrope_section": [24, 20, 20], "max_position_embeddings": 262144,
+           "vision": dict(depth=24, hidden_size=1024, intermediate_size=4096, num_heads=16,
+                          num_position_embeddings=2304, deepstack_visual_indexes=[5, 11, 17])},
 }
 SIZES = tuple(SIZE_PRESETS)
 
@@ -93,7 +103,8 @@ def tiny_qwen3_vl_config(vocab_size: int, architectures, size: str = "tiny"):
     if size not in SIZE_PRESETS:
         raise ValueError(f"size must be one of {SIZES}, got {size!r}")
     preset = SIZE_PRESETS[size]
-    text = dict(vocab_size=vocab_size, max_position_embeddings=4096, rms_norm_eps=1e-6, tie_word_embeddings=True,
+    text = dict(vocab_size=vocab_size, max_position_embeddings=preset.get("max_position_embeddings", 4096),
+                rms_norm_eps=1e-6, tie_word_embeddings=True,
                 rope_parameters={"rope_type": "default", "rope_theta": 5000000.0,
                                  "mrope_section": list(preset["mrope_section"]), "mrope_interleaved": True},
                 **preset["text"])
@@ -123,18 +134,37 @@ def _bf16_state(module: torch.nn.Module) -> Dict[str, torch.Tensor]:
     return {k: v.detach().to(torch.bfloat16).contiguous() for k, v in module.state_dict().items()}
 
 
-def build_qwen3vl(out_dir: str, seed: int = SEED, size: str = "tiny") -> str:
-    """A small Qwen3-VL-Instruct checkpoint directory (single bf16 safetensors file)."""
+@contextlib.contextmanager
+def _construction_dtype(size: str):
+    """The 4b size is built directly in bf16 (its fp32 copy would need ~18 GB); the small ones in fp32."""
+    previous = torch.get_default_dtype()
+    if size == "4b":
+        torch.set_default_dtype(torch.bfloat16)
+    try:
+        yield
+    finally:
+        torch.set_default_dtype(previous)
+
+
+def build_qwen3vl(out_dir: str, seed: int = SEED, size: str = "tiny", weights: bool = True) -> str:
+    """A small Qwen3-VL-Instruct checkpoint directory (single bf16 safetensors file).
+
+    ``weights=False`` writes everything but the weights (config, tokenizer, processor): for benchmarks
+    that build the random model in memory from the config."""
     from transformers import GenerationConfig, Qwen3VLForConditionalGeneration
     os.makedirs(out_dir, exist_ok=True)
     tokenizer = build_qwen3_vl_tokenizer()
     config = tiny_qwen3_vl_config(QWEN3_VL_EMBEDDING_ROWS, ["Qwen3VLForConditionalGeneration"], size)
     config.dtype = "bfloat16"
-    torch.manual_seed(seed)
-    model = Qwen3VLForConditionalGeneration(config).eval()
-    state = _bf16_state(model)
-    state.pop("lm_head.weight", None)  # tied to the embeddings, as published
-    save_file(state, os.path.join(out_dir, "model.safetensors"), metadata={"format": "pt"})
+    if weights:
+        torch.manual_seed(seed)
+        with _construction_dtype(size):
+            model = Qwen3VLForConditionalGeneration(config).eval()
+        state = _bf16_state(model)
+        del model
+        state.pop("lm_head.weight", None)  # tied to the embeddings, as published
+        save_file(state, os.path.join(out_dir, "model.safetensors"), metadata={"format": "pt"})
+        del state
     config.save_pretrained(out_dir)
     GenerationConfig(bos_token_id=151643, eos_token_id=[151645, 151643], pad_token_id=151643, do_sample=False
                      ).save_pretrained(out_dir)
@@ -142,26 +172,39 @@ def build_qwen3vl(out_dir: str, seed: int = SEED, size: str = "tiny") -> str:
     return out_dir
 
 
-def build_roboreward(out_dir: str, seed: int = SEED + 1, size: str = "tiny") -> str:
+def build_roboreward(out_dir: str, seed: int = SEED + 1, size: str = "tiny", weights: bool = True) -> str:
     """RoboReward-4B/8B are plain Qwen3-VL fine-tunes: the same layout, other weights."""
-    return build_qwen3vl(out_dir, seed, size)
+    return build_qwen3vl(out_dir, seed, size, weights)
 
 
 def build_robometer(out_dir: str, seed: int = SEED + 2, base_model_dir: Optional[str] = None,
-                    size: str = "tiny") -> str:
+                    size: str = "tiny", weights: bool = True) -> str:
     """A small ``robometer/Robometer-4B`` layout plus the base model its config.yaml names.
 
     The base model is always tiny: Robometer reads only its tokenizer and processor files.
+    ``weights=False``: config.json, config.yaml and the base model only (see build_qwen3vl).
     """
-    from .robometer_modeling import HEAD_NAMES, RobometerModel
     os.makedirs(out_dir, exist_ok=True)
     base_model_dir = os.path.abspath(base_model_dir or os.path.join(out_dir, "base_model"))
     if not os.path.isfile(os.path.join(base_model_dir, "config.json")):
         build_qwen3vl(base_model_dir, seed + 100)
     config = tiny_qwen3_vl_config(ROBOMETER_VOCAB, ["RFM"], size)
     config.dtype = "bfloat16"
+    if weights:
+        _write_robometer_weights(config, seed, size, out_dir)
+    config_dict = config.to_dict()
+    config_dict.pop("transformers_version", None)
+    _write_json(os.path.join(out_dir, "config.json"), config_dict)
+    with open(os.path.join(out_dir, "config.yaml"), "w", encoding="utf-8") as handle:
+        handle.write(ROBOMETER_CONFIG_YAML.format(base_model_id=base_model_dir))
+    return out_dir
+
+
+def _write_robometer_weights(config, seed: int, size: str, out_dir: str) -> None:
+    from .robometer_modeling import HEAD_NAMES, RobometerModel
     torch.manual_seed(seed)
-    model = RobometerModel(config).eval()
+    with _construction_dtype(size):
+        model = RobometerModel(config).eval()
     with torch.no_grad():  # spread the head outputs so per-frame values differ visibly in tests
         for name in HEAD_NAMES:
             for index in (0, 4):
@@ -169,6 +212,7 @@ def build_robometer(out_dir: str, seed: int = SEED + 2, base_model_dir: Optional
                 layer.weight.normal_(0.0, 0.5)
                 layer.bias.normal_(0.0, 0.1)
     state = _bf16_state(model)
+    del model
     keys = sorted(state)
     shards = [[k for k in keys if k.startswith("model.language_model.")],
               [k for k in keys if not k.startswith("model.language_model.")]]
@@ -181,21 +225,15 @@ def build_robometer(out_dir: str, seed: int = SEED + 2, base_model_dir: Optional
             total += state[key].numel() * state[key].element_size()
     _write_json(os.path.join(out_dir, "model.safetensors.index.json"),
                 {"metadata": {"total_size": total}, "weight_map": weight_map})
-    config_dict = config.to_dict()
-    config_dict.pop("transformers_version", None)
-    _write_json(os.path.join(out_dir, "config.json"), config_dict)
-    with open(os.path.join(out_dir, "config.yaml"), "w", encoding="utf-8") as handle:
-        handle.write(ROBOMETER_CONFIG_YAML.format(base_model_id=base_model_dir))
-    return out_dir
 
 
 BUILDERS = {"robometer": build_robometer, "roboreward": build_roboreward, "qwen3vl": build_qwen3vl}
 
 
-def build_checkpoint(layout: str, out_dir: str, size: str = "tiny") -> str:
+def build_checkpoint(layout: str, out_dir: str, size: str = "tiny", weights: bool = True) -> str:
     if layout not in BUILDERS:
         raise ValueError(f"layout must be one of {LAYOUTS}, got {layout!r}")
-    return BUILDERS[layout](out_dir, size=size)
+    return BUILDERS[layout](out_dir, size=size, weights=weights)
 
 
 def main(argv=None) -> int:

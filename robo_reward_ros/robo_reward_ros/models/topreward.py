@@ -6,7 +6,7 @@ as one video and the causal normaliser turns the log-probability into progress; 
 ``score_episode`` scores the upstream prefix schedule and normalises with hindsight.
 """
 import gc
-from typing import List, Optional, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 import torch
@@ -20,7 +20,7 @@ from .topreward_normalization import CausalMinMax, hindsight_progress, prefix_le
 from .topreward_prefix_cache import PrefixKVCache, last_two_logits_uncached
 from .video_blocks import video_blocks
 from .onnx_vision_runtime import vision_encoder
-from .vision_feature_cache import VisionFeatureCache
+from .vision_feature_cache import VisionFeatureCache, pixel_key
 from .vision_preprocessing import video_smart_resize
 
 PREFIX = "The above video shows a robot manipulation trajectory that completes the following task: "
@@ -43,27 +43,32 @@ class TOPRewardBackend(RewardModel):
         RobometerBackend); the uncached reference path (``use_cache=False``) always runs the torch tower."""
         self.model_id = model_id
         self.device = resolve_device(device)
-        self.model, self.processing = load_qwen3vl(model_id, precision, self.device, padding_side="left")
+        self.model, self.processing = self._load(model_id, precision)
         self.max_frames = int(max_frames)
         self.video_fps = float(video_fps)
         self.add_chat_template = add_chat_template
         self.vision_cache = VisionFeatureCache(enabled=cache_vision,
                                                encoder=vision_encoder(vision_runtime, vision_onnx, onnx_providers))
         self.prefix_cache = PrefixKVCache(enabled=cache_prefix)
+        self._square_cache: Dict[bytes, Tuple[np.ndarray, bytes]] = {}
         self.normaliser = CausalMinMax(min_span=min_span, ceiling=ceiling)
         self.true_id = int(self.processing.encode(" True")[0])
         self.false_id = int(self.processing.encode(" False")[0])
 
+    def _load(self, model_id: str, precision: str):
+        """Weights and processing (a benchmark subclass builds random weights from the config instead)."""
+        return load_qwen3vl(model_id, precision, self.device, padding_side="left")
+
     def sequence(self, instruction: str, frames: Sequence[Frame]) -> QwenSequence:
         """The scored prompt for a video of ``frames`` (frame indices 0..n-1 at ``video_fps``)."""
-        rgbs = [_square(f.rgb, FRAME_SIZE) for f in frames]
+        rgbs, keys = self._squares(frames)
         if len(rgbs) == 1:
-            rgbs = rgbs * 2  # a single index is duplicated upstream
+            rgbs, keys = rgbs * 2, keys * 2  # a single index is duplicated upstream
         video = self.processing.video
         num = len(rgbs) + len(rgbs) % video.temporal_patch_size
         size = video_smart_resize(num, FRAME_SIZE, FRAME_SIZE, video.factor, video.temporal_patch_size,
                                   video.min_pixels, video.max_pixels)
-        vision, prompt_blocks, whole = video_blocks(rgbs, size, video, range(len(rgbs)), self.video_fps)
+        vision, prompt_blocks, whole = video_blocks(rgbs, size, video, range(len(rgbs)), self.video_fps, keys)
         if self.add_chat_template:
             text = PREFIX + QUESTION.format(instruction=instruction)
             messages = [{"role": "user", "content": [{"type": "video"}, {"type": "text", "text": text}]}]
@@ -74,8 +79,23 @@ class TOPRewardBackend(RewardModel):
             eos = self.processing.tokenizer.eos_token
             prompt = rendered.split(eos, 1)[0] + instruction + QUESTION[len("{instruction}"):] + " True"
         ids = self.processing.encode(self.processing.expand(prompt, videos=[prompt_blocks]))
-        patches, grid = whole()
-        return QwenSequence(ids, self.processing.mm_token_type_ids(ids), vision, "video", patches, grid)
+        return QwenSequence(ids, self.processing.mm_token_type_ids(ids), vision, "video", video_source=whole)
+
+    def _squares(self, frames: Sequence[Frame]) -> Tuple[List[np.ndarray], List[bytes]]:
+        """Each frame at FRAME_SIZE squared, with its pixel key; kept while the frame stays in the
+        query (keyed by the frame's own pixels), so a streaming step resizes only the new frames."""
+        squares, keys, kept = [], [], {}
+        for frame in frames:
+            original = pixel_key(frame.rgb)
+            entry = kept.get(original) or self._square_cache.get(original)
+            if entry is None:
+                square = _square(frame.rgb, FRAME_SIZE)
+                entry = (square, pixel_key(square))
+            kept[original] = entry
+            squares.append(entry[0])
+            keys.append(entry[1])
+        self._square_cache = kept
+        return squares, keys
 
     def log_probs(self, instruction: str, frames: Sequence[Frame], use_cache: Optional[bool] = None
                   ) -> Tuple[float, float]:
@@ -119,6 +139,7 @@ class TOPRewardBackend(RewardModel):
         self.normaliser.reset()
         self.prefix_cache.clear()
         self.vision_cache.clear()
+        self._square_cache = {}
 
     def close(self) -> None:
         self.reset()

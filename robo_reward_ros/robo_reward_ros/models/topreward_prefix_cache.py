@@ -110,8 +110,9 @@ def last_two_logits_uncached(model, seq: QwenSequence, device: torch.device) -> 
     """The reference: one plain forward with the whole clip's pixels, as the processor lays them out."""
     ids = torch.from_numpy(seq.input_ids)[None].to(device)
     types = torch.from_numpy(seq.mm_token_type_ids)[None].to(device)
-    pixels = torch.from_numpy(seq.video_patches).to(device)
-    grid = torch.tensor([seq.video_grid], dtype=torch.long, device=device)
+    patches, video_grid = seq.whole_video()
+    pixels = torch.from_numpy(patches).to(device)
+    grid = torch.tensor([video_grid], dtype=torch.long, device=device)
     output = model(input_ids=ids, mm_token_type_ids=types, pixel_values_videos=pixels, video_grid_thw=grid,
                    logits_to_keep=2, use_cache=False)
     return output.logits[0, -2:].float()

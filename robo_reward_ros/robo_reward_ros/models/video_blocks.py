@@ -1,5 +1,5 @@
 """A list of frames as a Qwen3-VL video: two-frame blocks with their timestamps and pixels."""
-from typing import List, Sequence, Tuple
+from typing import List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -17,17 +17,18 @@ def pad_to_temporal_patch(frames: Sequence[np.ndarray], temporal_patch_size: int
 
 
 def video_blocks(frames_rgb: Sequence[np.ndarray], size: Tuple[int, int], settings: VisionSettings,
-                 frame_indices: Sequence[int], fps: float):
+                 frame_indices: Sequence[int], fps: float, keys: Optional[Sequence[bytes]] = None):
     """Vision blocks (cache units), prompt blocks (timestamps, token counts) and whole-clip patches.
 
     ``frames_rgb`` are resized to ``size`` (h, w) with PIL bicubic; the last frame is repeated to an
     even count. The whole-clip patches/grid are what the processor gives for the same frames, used by
-    the uncached reference path.
+    the uncached reference path (a function: only that path pays for it). ``keys``: the frames'
+    ``pixel_key``s when the caller already has them.
     """
     height, width = size
     tp = settings.temporal_patch_size
     frames = pad_to_temporal_patch(frames_rgb, tp)
-    keys = [pixel_key(f) for f in frames]
+    keys = pad_to_temporal_patch(keys, tp) if keys is not None else [pixel_key(f) for f in frames]
 
     def chw(rgb: np.ndarray) -> np.ndarray:
         return normalize(resize_rgb(rgb, height, width), settings.mean, settings.std)
