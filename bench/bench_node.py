@@ -15,7 +15,7 @@ stamped with the wall clock at publish time), and this process, which receives t
 - CPU% of the node process while the camera runs.
 
 Transports: ``default`` (Fast DDS as configured by the environment) and ``shm`` (the recommended
-setting: the Fast DDS profile bench/fastdds_shm.xml, shared memory with segments sized for the frames). DDS stays on
+setting: the Fast DDS profile robo_reward_ros/config/fastdds_shm.xml, shared memory with segments sized for the frames). DDS stays on
 localhost with a ROS_DOMAIN_ID of its own.
 
     python bench/bench_node.py --json node.json                       # the default case matrix
@@ -38,10 +38,10 @@ import bench_common as common  # noqa: E402
 CAMERA_TOPIC = "camera/image_raw"
 INSTRUCTION = "put the green stick in the brown bowl"
 # Recommended transport for big images on one machine (docs/performance.md): a Fast DDS profile
-# with shared memory only and segments sized for 1280x720 rgb8 frames (bench/fastdds_shm.xml).
+# with shared memory only and segments sized for 1280x720 rgb8 frames (robo_reward_ros/config/fastdds_shm.xml).
 # The environment-variable form (FASTDDS_BUILTIN_TRANSPORTS=SHM?...) did not help here: best-effort
 # 640x480 frames were still lost (3 of 150 arrived).
-SHM_PROFILE = os.path.join(HERE, "fastdds_shm.xml")
+SHM_PROFILE = os.path.join(common.REPO, "robo_reward_ros", "config", "fastdds_shm.xml")
 
 
 def transport_env(name: str) -> dict:

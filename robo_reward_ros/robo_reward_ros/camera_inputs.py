@@ -19,7 +19,7 @@ from robo_reward_ros.core.frame import Frame
 from robo_reward_ros.core.frame_window import FrameRejected
 from robo_reward_ros.core.stamp_guard import StampGuard, StampVerdict
 from robo_reward_ros.core.image_decoding import (ImageDecodeError, decode_compressed,
-                                                  decode_raw, fit_pixels)
+                                                  decode_raw)
 from robo_reward_ros.core.node_settings import camera_name
 
 
@@ -93,11 +93,14 @@ class CameraInputs:
             self._node.get_logger().warning(f"camera {stats.topic}: {check.reason}")
             self._new_timeline(stats.name, stamp, check.reason)
         try:
+            # Downscaled inside the decoder (before channel reordering / leaving Pillow): the same
+            # pixels as decode-then-fit_pixels, fewer full-size copies.
             if stats.compressed:
-                rgb = decode_compressed(msg.format, msg.data)
+                rgb = decode_compressed(msg.format, msg.data, max_pixels=self._max_pixels)
             else:
-                rgb = decode_raw(msg.encoding, msg.height, msg.width, msg.step, msg.data)
-            self._deliver(stats.name, Frame(stamp, fit_pixels(rgb, self._max_pixels)))
+                rgb = decode_raw(msg.encoding, msg.height, msg.width, msg.step, msg.data,
+                                 max_pixels=self._max_pixels)
+            self._deliver(stats.name, Frame(stamp, rgb))
         except (ImageDecodeError, FrameRejected) as exc:
             self._reject(stats, str(exc))
             return

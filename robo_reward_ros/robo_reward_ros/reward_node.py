@@ -145,8 +145,11 @@ class RewardNode(LifecycleNode):
                 self._set_task(build_task([settings.instruction]), True, "instruction parameter")
             except InvalidTaskError as exc:
                 self._report_error("task", f"instruction parameter rejected: {exc}")
+        # Start each on-time step on a frame that just arrived (waiting at most a quarter period,
+        # 50 ms at most): latest-wins sampling otherwise scores a frame up to a camera period old.
         self._worker = PeriodicWorker(settings.rate_hz, self._inference_step,
-                                      self._on_worker_error)
+                                      self._on_worker_error,
+                                      align_to_input_sec=min(0.05, 0.25 / settings.rate_hz))
         self._worker.start()
         return result
 
@@ -217,6 +220,9 @@ class RewardNode(LifecycleNode):
         if self._latest_stamp is None or frame.stamp >= self._latest_stamp:
             self._latest_stamp = frame.stamp
             self._latest_receipt = time.monotonic()
+        worker = self._worker
+        if worker is not None:
+            worker.notify()
 
     def _on_new_timeline(self, camera: str, stamp: float, reason: str) -> None:
         """The camera's clock changed for good: the episode restarts on the new timeline (time

@@ -60,3 +60,15 @@ def test_slow_steps_never_queue():
     # missed steps back to back (a catch-up burst would start them microseconds apart).
     fast_gaps = sorted(b - a for a, b in zip(starts[slow_steps:], starts[slow_steps + 1:]))
     assert fast_gaps[len(fast_gaps) // 2] >= period / 2
+
+
+def test_an_on_time_step_starts_when_new_input_arrives():
+    ran = threading.Event()
+    worker = PeriodicWorker(10.0, ran.set, on_error=lambda exc: None, align_to_input_sec=30.0)
+    worker.start()
+    assert not ran.wait(0.3)  # no new frame yet: the step waits for one (up to 30 s here)
+    worker.notify()
+    assert ran.wait(10.0)
+    worker.waiting_for_input.clear()
+    assert worker.waiting_for_input.wait(10.0)  # waiting for the next frame again...
+    assert worker.stop(timeout=10.0)  # ...and stop() ends that wait at once
