@@ -1,14 +1,17 @@
 """The README's first command: the reward node scoring recorded episodes, watched from outside.
 
-Builds what it needs on first use (a tiny checkpoint and Meta-World episode bags, cached under
-~/.cache/robo_reward_ros; nothing is downloaded), then starts the installed ``reward_node`` and
+Builds what it needs on first use (the model's loadable directory and Meta-World episode bags,
+cached under ~/.cache/robo_reward_ros; nothing is downloaded), then starts the installed ``reward_node`` and
 a camera process that plays the episodes (Meta-World and the real robot clips) as a camera and
 a task source, as separate processes. It listens to the node like an RL controller and an
 operator console would, prints what arrives, and at the end writes per-episode logs and plots.
 
-Without ``--model`` the node loads a tiny Robometer-layout checkpoint with random weights: the
-whole pipeline runs for real (decoding, window, Qwen3-VL forward pass, heads, monitor,
-messages), but its progress numbers mean nothing.
+Without ``--model`` the node loads the demo model: a tiny Qwen3-VL-architecture Robometer-layout
+checkpoint trained here with ``robo-reward finetune`` on Meta-World episodes, when its weights are
+in the package's ``data/demo-robometer`` or installed by ``python -m
+robo_reward_ros.training.demo_model --install``; the episodes played are ones it never trained on
+(seed 0). Without those weights it uses a tiny checkpoint with random weights: every stage runs
+for real, the numbers mean nothing.
 """
 from __future__ import annotations
 
@@ -25,8 +28,11 @@ FAILURE_KINDS = {1: "regression", 2: "stall", 3: "low_progress", 4: "timeout",
                  5: "camera_stale", 6: "model_error"}
 DEMO_SCENARIOS = ("pick_place_expert", "pick_place_dropped")
 # Rules for 10-second clips (the node's defaults suit minutes-long episodes): see the README.
-DEMO_PARAMETERS = {"success.threshold": 0.9, "failure.stall_window_sec": 4.0,
-                   "failure.low_progress_grace_sec": 5.0, "inference.rate_hz": 2.0}
+DEMO_PARAMETERS = {"failure.stall_window_sec": 4.0, "failure.low_progress_grace_sec": 5.0,
+                   "inference.rate_hz": 2.0}
+# The random model's success head sits near 0.7: a higher threshold keeps it from declaring
+# every episode a success at once.
+RANDOM_MODEL_PARAMETERS = {**DEMO_PARAMETERS, "success.threshold": 0.9}
 ROBOT_LINE = ("ros2 launch robo_reward_ros reward.launch.py camera_topics:=/camera/color/image_raw "
               "instruction:=\"pick up the red block\"   # model_preset robometer-4b-nf4 (default)")
 
@@ -44,8 +50,8 @@ def parse_args(argv: List[str]) -> argparse.Namespace:
     from robo_reward_ros.evaluation.demo_assets import cache_dir
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default="",
-                        help="Robometer checkpoint directory or id (default: a tiny untrained "
-                             "checkpoint built offline on first use)")
+                        help="Robometer checkpoint directory or id (default: the demo model "
+                             "trained here; a tiny random one if its weights are missing)")
     parser.add_argument("--scenario", action="append", default=[],
                         help="Meta-World scenario to play (repeatable; default: "
                              f"{', '.join(DEMO_SCENARIOS)}; robo-reward sim-bags --help lists them)")
@@ -62,16 +68,26 @@ def main(argv: List[str] = None) -> int:
     args = parse_args(sys.argv[1:] if argv is None else argv)
     from robo_reward_ros.evaluation import demo_assets
     say = lambda text: print(f"demo: {text}", flush=True)  # noqa: E731
-    if not args.model:
-        say("the model is a TINY checkpoint with RANDOM weights: every stage of the pipeline "
-            "runs for real, but its progress and success numbers mean nothing")
-    model = args.model or demo_assets.demo_checkpoint(say)
+    model, tiny = args.model, False
+    if not model:
+        model = demo_assets.trained_demo_checkpoint(say)
+        if model:
+            say("the model is a tiny Robometer-layout checkpoint (Qwen3-VL architecture) TRAINED HERE "
+                "with robo-reward finetune on Meta-World episodes; the episodes below were never "
+                "trained on")
+        else:
+            tiny = True
+            say("the model is a TINY checkpoint with RANDOM weights (the trained demo weights are "
+                "missing: python -m robo_reward_ros.training.demo_model --install makes them): every "
+                "stage of the pipeline runs for real, but its progress and success numbers mean nothing")
+            model = demo_assets.demo_checkpoint(say)
     bags = demo_assets.demo_sim_bags(args.scenario or DEMO_SCENARIOS, log=say)
     bags += demo_assets.demo_clip_bags(say)[:max(0, args.clips)]
-    return run(model, bags, args.out, args.duration, tiny=not args.model)
+    return run(model, bags, args.out, args.duration, tiny=tiny,
+               parameters=RANDOM_MODEL_PARAMETERS if tiny else DEMO_PARAMETERS)
 
 
-def run(model: str, bags: List[str], out: str, duration: float, tiny: bool) -> int:
+def run(model: str, bags: List[str], out: str, duration: float, tiny: bool, parameters=None) -> int:
     import rclpy
     from diagnostic_msgs.msg import DiagnosticArray
     from robo_reward_msgs.msg import FailureEvent, RewardEstimate, TaskState
@@ -80,7 +96,8 @@ def run(model: str, bags: List[str], out: str, duration: float, tiny: bool) -> i
     from robo_reward_ros.reward_node import LATCHED_QOS
     os.makedirs(out, exist_ok=True)
     values = node_parameter_values(model, overrides={
-        **DEMO_PARAMETERS, "episode_log.directory": os.path.join(out, "episode-logs")})
+        **(DEMO_PARAMETERS if parameters is None else parameters),
+        "episode_log.directory": os.path.join(out, "episode-logs")})
     with open(os.path.join(out, "reward_node.log"), "wb") as node_log:
         children = [
             subprocess.Popen(node_argv(installed_executable("reward_node"), values),
@@ -115,6 +132,9 @@ def run(model: str, bags: List[str], out: str, duration: float, tiny: bool) -> i
     if tiny:
         print("demo: the numbers above came from a tiny random model. On a robot, run a real "
               f"model with one line:\n  {ROBOT_LINE}")
+    else:
+        print("demo: on a robot, run a published model (Robometer-4B) with one line:\n"
+              f"  {ROBOT_LINE}")
     return 0 if all(code == 0 for code in codes) else 1
 
 
@@ -139,7 +159,7 @@ def _write_outputs(bags: List[str], seen, out: str, tiny: bool) -> List[str]:
     if not traces:
         return []
     write_traces(traces, out, {"mode": "live demo", "tiny_random_model": tiny})
-    plots = write_plots(out, " - tiny random model" if tiny else "")
+    plots = write_plots(out, " - tiny random model" if tiny else " - demo model trained here")
     return [f"{out}/estimates.jsonl, events.jsonl (and .csv), episodes.json",
             f"{len(plots)} plot(s) in {out}/plots/", f"node episode logs in {out}/episode-logs/"]
 

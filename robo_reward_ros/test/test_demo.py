@@ -21,7 +21,11 @@ def test_demo_streams_sim_and_real_episodes_and_writes_logs_and_plots(tmp_path):
         capture_output=True, text=True, timeout=300, env=env)
     stdout = result.stdout
     assert result.returncode == 0, stdout + result.stderr
-    assert "TINY checkpoint with RANDOM weights" in stdout
+    from robo_reward_ros.evaluation.demo_assets import trained_model_source
+    if trained_model_source():
+        assert "TRAINED HERE with robo-reward finetune" in stdout
+    else:
+        assert "TINY checkpoint with RANDOM weights" in stdout
     assert "exit codes [0, 0]" in stdout
     assert "ros2 launch robo_reward_ros reward.launch.py" in stdout  # the real-model line
     # Live output from the node, for the sim episode (and the clip when the data is here).

@@ -22,6 +22,8 @@ COMMANDS = {
     "replay": ("robo_reward_ros.cli.replay",
                "replay bags through the reward pipeline (or the live node): logs and plots"),
     "eval": ("robo_reward_ros.cli.evaluate", "reward-quality metrics of replayed episodes"),
+    "finetune": ("robo_reward_ros.cli.finetune",
+                 "fine-tune a Robometer-layout model on episode bags (heads, LoRA or full)"),
 }
 
 

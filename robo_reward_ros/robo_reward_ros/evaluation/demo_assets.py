@@ -24,6 +24,58 @@ def demo_checkpoint(log=print) -> str:
     return path
 
 
+TRAINED_MODEL_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "data",
+                                 "demo-robometer")
+TRAINED_FILES = ("config.json", "model.safetensors.index.json", "model-00001-of-00002.safetensors",
+                 "model-00002-of-00002.safetensors")
+
+
+def trained_model_source() -> Optional[str]:
+    """The committed weights of the demo model (trained here with ``robo-reward finetune``), or the
+    copy ``python -m robo_reward_ros.training.demo_model`` left in the cache; None if neither."""
+    for folder in (TRAINED_MODEL_DIR, os.path.join(cache_dir(), "demo-robometer-trained-weights")):
+        if all(os.path.isfile(os.path.join(folder, name)) for name in TRAINED_FILES):
+            return folder
+    return None
+
+
+def trained_demo_checkpoint(log=print) -> Optional[str]:
+    """The trained demo model as a loadable Robometer checkpoint in the cache: its weights and
+    config.json, a config.yaml whose ``base_model_id`` is a tokenizer/processor directory built
+    offline (Robometer reads only those files from its base model). None without the weights."""
+    import shutil
+    source = trained_model_source()
+    if source is None:
+        return None
+    path = os.path.join(cache_dir(), "demo-robometer-trained")
+    stamp = os.path.join(path, "source.txt")
+    signature = source + "\n" + "\n".join(str(os.path.getsize(os.path.join(source, n))) + " "
+                                           + str(int(os.path.getmtime(os.path.join(source, n))))
+                                           for n in TRAINED_FILES)
+    if os.path.isfile(stamp) and open(stamp).read() == signature:
+        return path
+    import yaml
+    from robo_reward_ros.models import tiny_checkpoints
+    log(f"preparing the trained demo model in {path} ...")
+    os.makedirs(path, exist_ok=True)
+    base = os.path.join(path, "base_model")
+    if not os.path.isfile(os.path.join(base, "tokenizer_config.json")):
+        try:
+            tiny_checkpoints.build_qwen3vl(base, weights=False)
+        except TypeError:  # a tiny_checkpoints without weights=False: the base's weights go unused
+            tiny_checkpoints.build_qwen3vl(base)
+    for name in TRAINED_FILES:
+        shutil.copyfile(os.path.join(source, name), os.path.join(path, name))
+    with open(os.path.join(source, "config.yaml")) as handle:
+        settings = yaml.safe_load(handle)
+    settings.setdefault("model", {})["base_model_id"] = base
+    with open(os.path.join(path, "config.yaml"), "w") as handle:
+        yaml.safe_dump(settings, handle, sort_keys=False)
+    with open(stamp, "w") as handle:
+        handle.write(signature)
+    return path
+
+
 def demo_sim_bags(scenarios=(), steps: int = 100, log=print) -> List[str]:
     from robo_reward_ros.cli.sim_bags import make_sim_bags
     out = os.path.join(cache_dir(), "bags", "metaworld")

@@ -80,13 +80,14 @@ _offscreen_gl()
 
 
 def _policy(env_name: str):
+    """Meta-World's scripted expert of a v3 task: ``pick-place-v3`` -> ``SawyerPickPlaceV3Policy``."""
     import metaworld.policies as policies
-    return {
-        "reach-v3": policies.SawyerReachV3Policy,
-        "pick-place-v3": policies.SawyerPickPlaceV3Policy,
-        "drawer-open-v3": policies.SawyerDrawerOpenV3Policy,
-        "drawer-close-v3": policies.SawyerDrawerCloseV3Policy,
-    }[env_name]()
+    if not env_name.endswith("-v3"):
+        raise KeyError(f"{env_name}: only Meta-World v3 tasks have scripted experts here")
+    name = "Sawyer" + "".join(part.capitalize() for part in env_name[:-3].split("-")) + "V3Policy"
+    if not hasattr(policies, name):
+        raise KeyError(f"{env_name}: Meta-World has no scripted expert {name}")
+    return getattr(policies, name)()
 
 
 def _make_env(env_name: str, seed: int):

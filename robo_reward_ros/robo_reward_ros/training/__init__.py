@@ -1,0 +1,1 @@
+"""Fine-tuning a Robometer-layout reward model on recorded episodes (``robo-reward finetune``)."""

@@ -1,0 +1,227 @@
+"""Training examples drawn from episode bags: labels per frame, clips, pairs and negatives.
+
+An episode is split into stages (the node scores each stage's frames with that stage's
+instruction). Per frame, the progress label and the stage's success come from the bag's
+``/ground_truth``; an episode without it but with outcome ``success`` gets progress ``t / (T - 1)``
+and success at its last frame (the papers' rule for success-only data). Episodes without truth
+whose outcome is a failure or partial carry no progress labels: they are used only as the worse
+clip of preference pairs. Anything else is unusable and named with the reason.
+
+Examples (what one training sequence is):
+- ``progress``: a stage's frames from its start to a random frame ``t``, ``max_frames`` of them
+  picked with the node's frame selection (linspace, last frame repeated when short), the progress
+  and success labels of the picked frames: temporal clips of successes are partial progress;
+- ``counterfactual``: the same clip under another task's instruction: progress 0, no success;
+- ``preference``: two clips of the same instruction, A and B in random order, label 1 when A is
+  the better one: a success against a failed or partial episode of the same task, or a success
+  against an earlier clip of itself.
+"""
+from __future__ import annotations
+
+import dataclasses
+import os
+from typing import Dict, List, Optional, Sequence, Tuple
+
+import numpy as np
+
+from robo_reward_ros.core.frame import Frame
+from robo_reward_ros.models.frame_selection import select_frames
+
+
+class UnusableEpisodeError(ValueError):
+    """One or more episodes cannot be trained on; the message names each bag and why."""
+
+
+@dataclasses.dataclass
+class Stage:
+    instruction: str
+    frames: List[Frame]
+    progress: Optional[np.ndarray]  # per frame in [0, 1]; None: unknown (failures without truth)
+    success: Optional[np.ndarray]  # per frame, bool
+
+
+@dataclasses.dataclass
+class TrainingEpisode:
+    name: str
+    task: str
+    outcome: str
+    stages: List[Stage]
+    bag: str = ""
+
+    @property
+    def labelled(self) -> bool:
+        return all(s.progress is not None for s in self.stages)
+
+
+@dataclasses.dataclass
+class Example:
+    kind: str  # progress | counterfactual | preference
+    instruction: str
+    frames: List[Frame]  # clip A for preference
+    progress: Optional[np.ndarray] = None  # targets per frame of ``frames`` (None: no progress loss)
+    success: Optional[np.ndarray] = None
+    frames_b: Optional[List[Frame]] = None
+    preference: Optional[float] = None  # 1.0: A is better
+
+
+def episode_from_bag(path: str, frame_stride: int = 1) -> TrainingEpisode:
+    """Read one bag into stages with labels; raises UnusableEpisodeError with the reason."""
+    from robo_reward_ros.evaluation.episode_bag import read_episode_bag
+    try:
+        episode = read_episode_bag(path)
+    except Exception as exc:  # unreadable, no camera topic, no instruction, truth gaps
+        raise UnusableEpisodeError(f"{path}: unreadable episode bag ({exc})") from None
+    frames, truth = episode.frames, episode.truth
+    if len(frames) < 2:
+        raise UnusableEpisodeError(f"{path}: {len(frames)} frame(s); at least 2 are needed")
+    task = episode.task or episode.instructions[0]
+    keep = list(range(0, len(frames), max(1, frame_stride)))
+    if keep[-1] != len(frames) - 1:
+        keep.append(len(frames) - 1)
+    stages: List[Stage] = []
+    if truth is not None:
+        for index, instruction in enumerate(episode.instructions):
+            rows = [i for i in keep if truth[i].stage == index]
+            if len(rows) < 2:
+                if index == 0 or any(t.stage == index for t in truth):
+                    raise UnusableEpisodeError(f"{path}: stage {index + 1} has {len(rows)} labelled frame(s)")
+                continue  # a later stage the episode never reached
+            stages.append(Stage(instruction, [frames[i] for i in rows],
+                                np.array([truth[i].progress for i in rows], dtype=np.float32),
+                                np.array([truth[i].success for i in rows], dtype=bool)))
+        bad = {t.stage for t in truth} - set(range(len(episode.instructions)))
+        if bad:
+            raise UnusableEpisodeError(f"{path}: ground truth names stage(s) {sorted(bad)} but the "
+                                       f"episode has {len(episode.instructions)} instruction(s)")
+    elif episode.outcome == "success":
+        if len(episode.instructions) != 1:
+            raise UnusableEpisodeError(f"{path}: a multi-stage episode needs per-frame ground truth "
+                                       "(/ground_truth) to know where its stages start")
+        t = np.asarray(keep, dtype=np.float32) / (len(frames) - 1)
+        success = np.zeros(len(keep), dtype=bool)
+        success[-1] = True
+        stages.append(Stage(episode.instructions[0], [frames[i] for i in keep], t, success))
+    elif episode.outcome in ("failure", "partial"):
+        stages.append(Stage(episode.instructions[0], [frames[i] for i in keep], None, None))
+    else:
+        raise UnusableEpisodeError(f"{path}: no per-frame ground truth (/ground_truth) and no outcome in "
+                                   "/episode: nothing to learn from (label it, e.g. robo-reward video-bags "
+                                   "--outcome success)")
+    return TrainingEpisode(episode.name, task, episode.outcome or "", stages, path)
+
+
+def load_episodes(paths: Sequence[str], frame_stride: int = 1, skip_unusable: bool = False,
+                  log=print) -> List[TrainingEpisode]:
+    """Episodes of the bags named or found one level below the folders named."""
+    from robo_reward_ros.evaluation.episode_bag import find_bags
+    episodes, problems = [], []
+    for bag in find_bags(paths):
+        try:
+            episodes.append(episode_from_bag(bag, frame_stride))
+        except UnusableEpisodeError as exc:
+            problems.append(str(exc))
+    if problems and not skip_unusable:
+        raise UnusableEpisodeError("unusable episode(s) (fix them, leave them out, or pass "
+                                   "--skip-unusable):\n  " + "\n  ".join(problems))
+    for problem in problems:
+        log(f"skipped: {problem}")
+    if not any(e.labelled for e in episodes):
+        raise UnusableEpisodeError("no episode with progress labels (per-frame ground truth, or outcome "
+                                   "success): nothing to train the progress head on")
+    return episodes
+
+
+def split_episodes(episodes: Sequence[TrainingEpisode], fraction: float, seed: int
+                   ) -> Tuple[List[TrainingEpisode], List[TrainingEpisode]]:
+    """A held-out share of the episodes, drawn per task so every task keeps training data."""
+    if fraction <= 0:
+        return list(episodes), []
+    rng = np.random.default_rng(seed)
+    by_task: Dict[str, List[TrainingEpisode]] = {}
+    for episode in episodes:
+        by_task.setdefault(episode.task, []).append(episode)
+    train, held = [], []
+    for task in sorted(by_task):
+        group = by_task[task]
+        order = rng.permutation(len(group))
+        count = int(round(len(group) * fraction)) if len(group) > 1 else 0
+        held += [group[i] for i in order[:count]]
+        train += [group[i] for i in order[count:]]
+    return train, held
+
+
+class ExampleSampler:
+    """Draws examples; every draw is a function of the generator given, so runs repeat."""
+
+    def __init__(self, episodes: Sequence[TrainingEpisode], max_frames: int = 8,
+                 counterfactual_fraction: float = 0.15, preference_fraction: float = 0.2) -> None:
+        self.max_frames = max_frames
+        self.counterfactual_fraction = counterfactual_fraction
+        self.preference_fraction = preference_fraction
+        self.labelled = [(e, s) for e in episodes for s in e.stages if s.progress is not None]
+        self.instructions = sorted({s.instruction for e in episodes for s in e.stages})
+        # Preference candidates per instruction of a first stage: successes and worse episodes.
+        self.better: Dict[str, List[TrainingEpisode]] = {}
+        self.worse: Dict[str, List[TrainingEpisode]] = {}
+        for episode in episodes:
+            key = episode.stages[0].instruction
+            if episode.outcome == "success" and episode.labelled:
+                self.better.setdefault(key, []).append(episode)
+            elif episode.outcome in ("failure", "partial"):
+                self.worse.setdefault(key, []).append(episode)
+        self.successes = [e for group in self.better.values() for e in group]
+
+    def _clip(self, stage: Stage, end: int) -> Tuple[List[Frame], np.ndarray]:
+        indices = select_frames(list(range(end + 1)), self.max_frames, "linspace")
+        return [stage.frames[i] for i in indices], np.asarray(indices)
+
+    def progress_example(self, rng: np.random.Generator) -> Example:
+        episode, stage = self.labelled[rng.integers(len(self.labelled))]
+        # A quarter of the clips run to the stage's end; the rest stop at a random frame.
+        end = len(stage.frames) - 1 if rng.random() < 0.25 else int(rng.integers(1, len(stage.frames)))
+        frames, idx = self._clip(stage, end)
+        others = [i for i in self.instructions if i != stage.instruction]
+        if others and rng.random() < self.counterfactual_fraction:
+            return Example("counterfactual", others[rng.integers(len(others))], frames,
+                           np.zeros(len(frames), np.float32), np.zeros(len(frames), bool))
+        return Example("progress", stage.instruction, frames, stage.progress[idx], stage.success[idx])
+
+    def preference_example(self, rng: np.random.Generator) -> Optional[Example]:
+        if not self.successes:
+            return None
+        good = self.successes[rng.integers(len(self.successes))]
+        stage = good.stages[0]
+        worse = self.worse.get(stage.instruction, [])
+        good_frames, good_idx = self._clip(stage, len(stage.frames) - 1)
+        if worse and rng.random() < 0.7:
+            bad = worse[rng.integers(len(worse))].stages[0]
+            bad_frames, _ = self._clip(bad, len(bad.frames) - 1)
+        else:  # the same success cut early: less progress
+            first = np.flatnonzero(stage.success)
+            limit = int(first[0]) if len(first) else len(stage.frames) - 1
+            cut = int(rng.integers(1, max(2, int(limit * 0.7))))
+            bad_frames, _ = self._clip(stage, cut)
+        if rng.random() < 0.5:
+            return Example("preference", stage.instruction, good_frames, stage.progress[good_idx],
+                           stage.success[good_idx], bad_frames, 1.0)
+        return Example("preference", stage.instruction, bad_frames, None, None, good_frames, 0.0)
+
+    def batch(self, rng: np.random.Generator, size: int) -> List[Example]:
+        examples = []
+        for _ in range(size):
+            example = self.preference_example(rng) if rng.random() < self.preference_fraction else None
+            examples.append(example or self.progress_example(rng))
+        return examples
+
+
+def describe(episodes: Sequence[TrainingEpisode]) -> str:
+    counts: Dict[str, int] = {}
+    for episode in episodes:
+        counts[episode.outcome or "unlabelled"] = counts.get(episode.outcome or "unlabelled", 0) + 1
+    tasks = len({e.task for e in episodes})
+    return (f"{len(episodes)} episode(s), {tasks} task(s): "
+            + ", ".join(f"{n} {k}" for k, n in sorted(counts.items())))
+
+
+def bag_name(path: str) -> str:
+    return os.path.basename(os.path.normpath(path))
