@@ -60,3 +60,14 @@ def from_pretrained_kwargs(precision: str, device: torch.device, skip_modules: O
         if config is not None:
             kwargs["quantization_config"] = config
     return kwargs
+
+
+def release_weights(backend) -> None:
+    """Drop a backend's weights and give accelerator memory back: the node's lifecycle cleanup
+    must leave the GPU free for whatever is configured next."""
+    import gc
+
+    backend.model = None
+    gc.collect()
+    if backend.device.type == "cuda":
+        torch.cuda.empty_cache()

@@ -2,9 +2,7 @@
 
 Prompts, token order, image sizing and decoding follow reward-models.md sections 1.3-1.8.
 """
-import gc
 import logging
-import os
 from typing import Any, Dict, List, Optional, Sequence
 
 import numpy as np
@@ -12,7 +10,7 @@ import torch
 
 from . import checkpoint_layout as layout
 from .frame_selection import select_frames
-from .precision import QUANTIZED, from_pretrained_kwargs, resolve_device
+from .precision import QUANTIZED, from_pretrained_kwargs, release_weights, resolve_device
 from .qwen_processing import QwenProcessing
 from .qwen_sequences import QwenSequence, collate, vision_inputs
 from .reward_model import Capabilities, Frame, ModelOutput, RewardModel, check_frames
@@ -199,11 +197,8 @@ class RobometerBackend(RewardModel):
         self.cache.clear()
 
     def close(self) -> None:
-        self.cache.clear()
-        self.model = None
-        gc.collect()
-        if self.device.type == "cuda":
-            torch.cuda.empty_cache()
+        self.reset()
+        release_weights(self)
 
 
 def _per_unique_stamp(progress: np.ndarray, success: np.ndarray, stamps: List[float], backend: str) -> ModelOutput:

@@ -6,7 +6,6 @@ its mass on the five digit tokens, renormalised, gives an expected score E[s] an
 (E[s]-1)/4 (TrustJudge-style, reward-models.md section 4). The argmax digit is the parsed 1-5
 answer; ``generate_answer`` runs real greedy generation with the Robometer-baseline parser.
 """
-import gc
 import re
 from typing import Dict, List, Optional, Sequence
 
@@ -14,7 +13,7 @@ import numpy as np
 import torch
 
 from .frame_selection import select_frames
-from .precision import resolve_device
+from .precision import release_weights, resolve_device
 from .qwen3vl_loading import load_qwen3vl
 from .qwen_sequences import QwenSequence, collate, vision_inputs
 from .reward_model import Capabilities, Frame, ModelOutput, RewardModel, check_frames
@@ -140,8 +139,5 @@ class RoboRewardBackend(RewardModel):
         self.cache.clear()
 
     def close(self) -> None:
-        self.cache.clear()
-        self.model = None
-        gc.collect()
-        if self.device.type == "cuda":
-            torch.cuda.empty_cache()
+        self.reset()
+        release_weights(self)

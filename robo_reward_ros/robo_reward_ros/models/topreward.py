@@ -5,14 +5,13 @@ Prompt, scored token and frame sizing follow reward-models.md section 3 (default
 as one video and the causal normaliser turns the log-probability into progress; offline,
 ``score_episode`` scores the upstream prefix schedule and normalises with hindsight.
 """
-import gc
 from typing import Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 import torch
 
 from .frame_selection import tail_indices
-from .precision import resolve_device
+from .precision import release_weights, resolve_device
 from .qwen3vl_loading import load_qwen3vl
 from .qwen_sequences import QwenSequence
 from .reward_model import Capabilities, Frame, ModelOutput, RewardModel, check_frames
@@ -143,10 +142,7 @@ class TOPRewardBackend(RewardModel):
 
     def close(self) -> None:
         self.reset()
-        self.model = None
-        gc.collect()
-        if self.device.type == "cuda":
-            torch.cuda.empty_cache()
+        release_weights(self)
 
 
 def _square(rgb: np.ndarray, side: int) -> np.ndarray:
