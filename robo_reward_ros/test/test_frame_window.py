@@ -91,3 +91,10 @@ def test_window_invariants(max_frames, interval, steps):
         assert all(a <= b for a, b in zip(kept, kept[1:]))
         # Kept frames (all but the newest slot) are at least the base interval apart.
         assert all(b - a >= interval - 1e-9 for a, b in zip(kept[:-1], kept[1:-1]))
+
+
+def test_a_frame_sent_again_with_the_same_stamp_takes_no_new_slot():
+    window = FrameWindow(max_frames=8, min_interval_sec=0.0)
+    for stamp in (1.0, 1.5, 1.5, 1.5):
+        window.add(_frame(stamp))
+    assert [f.stamp for f in window.snapshot()] == [1.0, 1.5]

@@ -57,7 +57,10 @@ def test_configure_activate_deactivate_cleanup_configure(ros_node, spawn, tiny_r
                    what=f"estimates from the tiny Robometer (cycle {cycle})", processes=processes)
         estimate = estimates[-1]
         assert estimate.backend == "robometer" and estimate.precision == "fp32"
-        assert to_seconds(estimate.header.stamp) in frames
+        # Stamped with the newest frame it used, a frame of this camera run (this test's own
+        # best-effort subscription may miss frames on a loaded machine, so no exact lookup).
+        assert estimate.header.stamp == estimate.frame_stamps[-1]
+        assert to_seconds(estimate.header.stamp) >= min(frames)
         # Up to 8 frames selected from the stage window (fewer early on: padded, not invented).
         assert estimate.has_success_probability
         assert 1 <= len(estimate.frame_progress) == len(estimate.frame_stamps) <= 8

@@ -59,7 +59,9 @@ class FrameWindow:
                 raise FrameRejected(
                     f"frame stamp went back from {self._frames[-1].stamp:.3f} s to {frame.stamp:.3f} s")
             frames = self._frames
-            if len(frames) >= 2 and frames[-1].stamp - frames[-2].stamp < self._interval:
+            if frames and frame.stamp == frames[-1].stamp:
+                frames[-1] = frame  # the same frame again (a driver resending it): no new slot
+            elif len(frames) >= 2 and frames[-1].stamp - frames[-2].stamp < self._interval:
                 frames[-1] = frame  # the newest slot is still too close to the last kept one
             else:
                 frames.append(frame)
