@@ -98,3 +98,27 @@ def check_weight_files(path: str) -> List[str]:
     if shards:
         raise CheckpointError(f"{path}: safetensors shards {sorted(shards)} without model.safetensors.index.json")
     raise CheckpointError(f"{path}: no weights (model.safetensors or sharded safetensors with an index)")
+
+
+def write_sharded_weights(state: Dict[str, Any], out_dir: str) -> None:
+    """Write a state dict the way the published Robometer checkpoint is laid out: the language
+    model in ``model-00001-of-00002.safetensors``, vision tower and heads in the second shard, and
+    ``model.safetensors.index.json``. Each file is written whole, then moved into place, so a
+    reader never sees half a shard."""
+    from safetensors.torch import save_file
+
+    keys = sorted(state)
+    shards = [[k for k in keys if k.startswith("model.language_model.")],
+              [k for k in keys if not k.startswith("model.language_model.")]]
+    weight_map, total = {}, 0
+    for number, shard_keys in enumerate(shards, start=1):
+        name = f"model-{number:05d}-of-{len(shards):05d}.safetensors"
+        tmp = os.path.join(out_dir, name + ".tmp")
+        save_file({k: state[k] for k in shard_keys}, tmp, metadata={"format": "pt"})
+        os.replace(tmp, os.path.join(out_dir, name))
+        for key in shard_keys:
+            weight_map[key] = name
+            total += state[key].numel() * state[key].element_size()
+    with open(os.path.join(out_dir, "model.safetensors.index.json"), "w", encoding="utf-8") as handle:
+        json.dump({"metadata": {"total_size": total}, "weight_map": weight_map}, handle, indent=2,
+                  sort_keys=True)

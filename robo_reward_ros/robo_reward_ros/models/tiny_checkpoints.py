@@ -30,6 +30,7 @@ from typing import Dict, Optional
 import torch
 from safetensors.torch import save_file
 
+from .checkpoint_layout import write_sharded_weights
 from .offline_qwen_tokenizer import build_qwen3_vl_tokenizer
 from .robometer_special_tokens import ROBOMETER_SPECIAL_TOKENS
 
@@ -213,18 +214,7 @@ def _write_robometer_weights(config, seed: int, size: str, out_dir: str) -> None
                 layer.bias.normal_(0.0, 0.1)
     state = _bf16_state(model)
     del model
-    keys = sorted(state)
-    shards = [[k for k in keys if k.startswith("model.language_model.")],
-              [k for k in keys if not k.startswith("model.language_model.")]]
-    weight_map, total = {}, 0
-    for number, shard_keys in enumerate(shards, start=1):
-        name = f"model-{number:05d}-of-{len(shards):05d}.safetensors"
-        save_file({k: state[k] for k in shard_keys}, os.path.join(out_dir, name), metadata={"format": "pt"})
-        for key in shard_keys:
-            weight_map[key] = name
-            total += state[key].numel() * state[key].element_size()
-    _write_json(os.path.join(out_dir, "model.safetensors.index.json"),
-                {"metadata": {"total_size": total}, "weight_map": weight_map})
+    write_sharded_weights(state, out_dir)
 
 
 BUILDERS = {"robometer": build_robometer, "roboreward": build_roboreward, "qwen3vl": build_qwen3vl}

@@ -20,8 +20,8 @@ import shutil
 from typing import Dict, List
 
 import torch
-from safetensors.torch import save_file
 
+from robo_reward_ros.models.checkpoint_layout import read_config_file, write_sharded_weights
 from robo_reward_ros.models.robometer_modeling import HEAD_NAMES
 
 MODES = ("heads", "lora", "full")
@@ -80,21 +80,7 @@ def save_published_layout(network: torch.nn.Module, base_dir: str, out_dir: str,
     """Write the checkpoint (atomically per file) into ``out_dir``; extra files there are kept."""
     os.makedirs(out_dir, exist_ok=True)
     state = exported_state(network, dtype)
-    keys = sorted(state)
-    shards = [[k for k in keys if k.startswith("model.language_model.")],
-              [k for k in keys if not k.startswith("model.language_model.")]]
-    weight_map, total = {}, 0
-    for number, shard_keys in enumerate(shards, start=1):
-        name = f"model-{number:05d}-of-{len(shards):05d}.safetensors"
-        tmp = os.path.join(out_dir, name + ".tmp")
-        save_file({k: state[k] for k in shard_keys}, tmp, metadata={"format": "pt"})
-        os.replace(tmp, os.path.join(out_dir, name))
-        for key in shard_keys:
-            weight_map[key] = name
-            total += state[key].numel() * state[key].element_size()
-    with open(os.path.join(out_dir, "model.safetensors.index.json"), "w", encoding="utf-8") as handle:
-        json.dump({"metadata": {"total_size": total}, "weight_map": weight_map}, handle, indent=2, sort_keys=True)
-    from robo_reward_ros.models.checkpoint_layout import read_config_file
+    write_sharded_weights(state, out_dir)
     with open(read_config_file(base_dir, "config.json"), encoding="utf-8") as handle:
         config = json.load(handle)
     config["dtype"] = str(dtype).replace("torch.", "")
