@@ -31,6 +31,7 @@ from sensor_msgs.msg import Image
 from std_srvs.srv import Trigger
 
 from robo_reward_ros.core.synthetic_scene import render_scene
+from robo_reward_ros.evaluation.demo_assets import demo_checkpoint
 from robo_reward_ros.qos_profiles import EVENTS_QOS, STATE_QOS
 from robo_reward_ros.reward_messages import to_time
 
@@ -59,14 +60,6 @@ def proc_status(pid: int) -> Dict[str, int]:
     with open(f"/proc/{pid}/status") as handle:
         fields = dict(line.split(":", 1) for line in handle if ":" in line)
     return {"threads": int(fields["Threads"]), "rss_kb": int(fields["VmRSS"].split()[0])}
-
-
-def tiny_checkpoint() -> str:
-    path = os.path.join(os.path.expanduser("~"), ".cache", "robo_reward_ros", "demo-robometer-tiny")
-    if not os.path.isfile(os.path.join(path, "config.yaml")):
-        from robo_reward_ros.models.tiny_checkpoints import build_checkpoint
-        build_checkpoint("robometer", path)
-    return path
 
 
 class Robot:
@@ -163,7 +156,7 @@ class Robot:
 
 def run(args: argparse.Namespace) -> Dict:
     rng = random.Random(args.seed)
-    model = args.model or tiny_checkpoint()
+    model = args.model or demo_checkpoint()
     node_cmd = [os.path.join(sys.prefix, "lib", "robo_reward_ros", "reward_node"), "--ros-args"]
     for name, value in (("model.preset", '""'), ("model.id", model),
                         ("model.backend", "robometer"), ("model.precision", "fp32"),
