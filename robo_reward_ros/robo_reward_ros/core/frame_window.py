@@ -83,11 +83,6 @@ class FrameWindow:
             return list(self._frames)
 
     @property
-    def newest_stamp(self) -> Optional[float]:
-        with self._lock:
-            return self._frames[-1].stamp if self._frames else None
-
-    @property
     def start_stamp(self) -> Optional[float]:
         return self._start
 

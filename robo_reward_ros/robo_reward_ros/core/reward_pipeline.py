@@ -270,10 +270,6 @@ class RewardPipeline:
         with self._lock:
             return self.monitor.report_camera_stale(camera, stamp, age_sec)
 
-    def newest_stamp(self) -> Optional[float]:
-        stamps = [w.newest_stamp for w in self.windows.values() if w.newest_stamp is not None]
-        return max(stamps) if stamps else None
-
     def close(self) -> None:
         with self._lock:
             self.monitor.close()
