@@ -9,6 +9,8 @@ setup(
     name=PACKAGE,
     version="0.1.0",
     packages=find_packages(exclude=["test", "test.*"]),
+    # The demo model trained here (training/demo_model.py), loaded by the demo when present.
+    package_data={PACKAGE: ["data/demo-robometer/*"]},
     data_files=[
         ("share/ament_index/resource_index/packages", [f"resource/{PACKAGE}"]),
         (f"share/{PACKAGE}", ["package.xml"]),
@@ -16,7 +18,7 @@ setup(
         (f"share/{PACKAGE}/config", glob("config/*.yaml") + glob("config/*.xml")),
     ],
     install_requires=["setuptools"],
-    zip_safe=True,
+    zip_safe=False,
     maintainer="robo_reward_ros maintainers",
     maintainer_email="maintainers@robo-reward-ros.invalid",
     description="A vision-language reward model on a ROS 2 robot.",

@@ -26,7 +26,8 @@ STATUS_NAMES = {0: "idle", 1: "running", 2: "stage_succeeded", 3: "succeeded", 4
                 5: "timed_out"}
 FAILURE_KINDS = {1: "regression", 2: "stall", 3: "low_progress", 4: "timeout",
                  5: "camera_stale", 6: "model_error"}
-DEMO_SCENARIOS = ("pick_place_expert", "pick_place_dropped")
+# A success (progress rises), a dropped puck (a failure to catch), a two-stage task (a stage advance).
+DEMO_SCENARIOS = ("pick_place_expert", "pick_place_dropped", "drawer_open_then_close")
 # Rules for 10-second clips (the node's defaults suit minutes-long episodes): see the README.
 DEMO_PARAMETERS = {"failure.stall_window_sec": 4.0, "failure.low_progress_grace_sec": 5.0,
                    "inference.rate_hz": 2.0}
