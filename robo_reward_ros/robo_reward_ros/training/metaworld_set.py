@@ -13,7 +13,8 @@ chosen seeds, written as the same bags ``robo-reward sim-bags`` writes (evaluati
 
 Writes ``OUT/train``, ``OUT/heldout-seeds``, ``OUT/heldout-tasks``; an existing bag is kept.
 A scenario whose rendered outcome disagrees with the intended one (noise that happened not to
-break the task) is skipped with a note, never mislabelled.
+break the task) is skipped with a note (``NAME.skipped``, so a rebuild skips it at once), never
+mislabelled.
 """
 from __future__ import annotations
 
@@ -65,14 +66,20 @@ def write_scenarios(scenarios: Sequence, out: str, steps: int = 100, size: int =
     paths = []
     for scenario in scenarios:
         path = os.path.join(out, scenario.name)
+        skipped = path + ".skipped"  # why it was skipped: a rebuild does not render it again
         if os.path.isfile(os.path.join(path, "metadata.yaml")):
             paths.append(path)
+            continue
+        if os.path.isfile(skipped):
             continue
         stage_steps = steps * (2 if scenario.mode == "two_stage" else 1)
         try:
             episode = generate_episode(scenario, stage_steps, size)
         except RuntimeError as exc:
             log(f"skipped {scenario.name}: {exc}")
+            os.makedirs(out, exist_ok=True)
+            with open(skipped, "w") as handle:
+                handle.write(f"{exc}\n")
             continue
         write_episode_bag(episode, path)
         log(f"{path}: {len(episode.frames)} frames, {episode.outcome}")
