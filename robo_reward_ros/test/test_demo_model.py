@@ -3,6 +3,8 @@ training/demo_model.py) reads task progress from the images of episodes it never
 
 Seed-0 Meta-World episodes are held out of its training set (training/metaworld_set.py).
 """
+import os
+
 import numpy as np
 import pytest
 
@@ -22,7 +24,6 @@ def demo_model():
 
 
 def test_demo_model_is_small_enough_to_commit():
-    import os
     from robo_reward_ros.evaluation.demo_assets import TRAINED_FILES, TRAINED_MODEL_DIR
     size = sum(os.path.getsize(os.path.join(TRAINED_MODEL_DIR, n)) for n in TRAINED_FILES)
     assert size < 25e6

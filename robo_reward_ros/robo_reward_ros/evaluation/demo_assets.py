@@ -43,7 +43,6 @@ def trained_demo_checkpoint(log=print) -> Optional[str]:
     """The trained demo model as a loadable Robometer checkpoint in the cache: its weights and
     config.json, a config.yaml whose ``base_model_id`` is a tokenizer/processor directory built
     offline (Robometer reads only those files from its base model). None without the weights."""
-    import shutil
     source = trained_model_source()
     if source is None:
         return None
@@ -54,26 +53,31 @@ def trained_demo_checkpoint(log=print) -> Optional[str]:
                                            for n in TRAINED_FILES)
     if os.path.isfile(stamp) and open(stamp).read() == signature:
         return path
-    import yaml
     from robo_reward_ros.models import tiny_checkpoints
     log(f"preparing the trained demo model in {path} ...")
-    os.makedirs(path, exist_ok=True)
     base = os.path.join(path, "base_model")
     if not os.path.isfile(os.path.join(base, "tokenizer_config.json")):
-        try:
-            tiny_checkpoints.build_qwen3vl(base, weights=False)
-        except TypeError:  # a tiny_checkpoints without weights=False: the base's weights go unused
-            tiny_checkpoints.build_qwen3vl(base)
-    for name in TRAINED_FILES:
-        shutil.copyfile(os.path.join(source, name), os.path.join(path, name))
-    with open(os.path.join(source, "config.yaml")) as handle:
-        settings = yaml.safe_load(handle)
-    settings.setdefault("model", {})["base_model_id"] = base
-    with open(os.path.join(path, "config.yaml"), "w") as handle:
-        yaml.safe_dump(settings, handle, sort_keys=False)
+        tiny_checkpoints.build_qwen3vl(base, weights=False)
+    copy_trained_model(source, path, base)
     with open(stamp, "w") as handle:
         handle.write(signature)
     return path
+
+
+def copy_trained_model(source: str, target: str, base_model_id: str) -> str:
+    """The demo model's weights and config.json copied to ``target``, with a config.yaml whose
+    ``base_model_id`` (where Robometer reads its tokenizer and processor) is the one given."""
+    import shutil
+    import yaml
+    os.makedirs(target, exist_ok=True)
+    for name in TRAINED_FILES:
+        shutil.copyfile(os.path.join(source, name), os.path.join(target, name))
+    with open(os.path.join(source, "config.yaml")) as handle:
+        settings = yaml.safe_load(handle)
+    settings.setdefault("model", {})["base_model_id"] = base_model_id
+    with open(os.path.join(target, "config.yaml"), "w") as handle:
+        yaml.safe_dump(settings, handle, sort_keys=False)
+    return target
 
 
 def demo_sim_bags(scenarios=(), steps: int = 100, log=print) -> List[str]:

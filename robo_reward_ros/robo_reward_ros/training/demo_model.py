@@ -17,14 +17,15 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
 import sys
 from typing import Dict, List, Optional, Sequence
 
+from robo_reward_ros.demo import DEMO_PARAMETERS
+
 TRAIN_SEEDS = 8
 BASE_MODEL_ID = "Qwen/Qwen3-VL-4B-Instruct"
-# The demo's rules for 10-second clips (demo.py DEMO_PARAMETERS), for the report's replays too.
-NODE_PARAMS = ["failure.stall_window_sec=4", "failure.low_progress_grace_sec=5", "inference.rate_hz=2"]
+# The demo's rules for 10-second clips, for the per-epoch eval and the report's replays too.
+NODE_PARAMS = [f"{name}={value:g}" for name, value in DEMO_PARAMETERS.items()]
 
 
 def recipe(steps: int) -> List[str]:
@@ -56,22 +57,13 @@ def train(work: str, steps: int, train_seeds: int = TRAIN_SEEDS) -> str:
 
 
 def install(trained: str, target: str = "") -> str:
-    """Copy the weights and configs where the demo finds them (the cache, or ``target``: the
-    package's data/demo-robometer to commit). config.yaml names the real base model (the tiny
-    one's tokenizer and processor are Qwen3-VL's), not this machine's path; the demo points it at
-    an offline-built copy (evaluation/demo_assets.py)."""
-    import yaml
-    from robo_reward_ros.evaluation.demo_assets import TRAINED_FILES, cache_dir
+    """Copy the model where the demo finds it (the cache, or ``target``: the package's
+    data/demo-robometer to commit). config.yaml names the real base model (the tiny one's tokenizer
+    and processor are Qwen3-VL's), not this machine's path; the demo points it at an offline-built
+    copy (evaluation/demo_assets.py)."""
+    from robo_reward_ros.evaluation.demo_assets import cache_dir, copy_trained_model
     target = target or os.path.join(cache_dir(), "demo-robometer-trained-weights")
-    os.makedirs(target, exist_ok=True)
-    for name in TRAINED_FILES:
-        shutil.copyfile(os.path.join(trained, name), os.path.join(target, name))
-    with open(os.path.join(trained, "config.yaml")) as handle:
-        settings = yaml.safe_load(handle)
-    settings["model"]["base_model_id"] = BASE_MODEL_ID
-    with open(os.path.join(target, "config.yaml"), "w") as handle:
-        yaml.safe_dump(settings, handle, sort_keys=False)
-    return target
+    return copy_trained_model(trained, target, BASE_MODEL_ID)
 
 
 ROWS = (("VOC, Pearson to the progress label", lambda m: m["voc_pearson_successful"]),
