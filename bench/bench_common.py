@@ -24,7 +24,7 @@ def use_source_tree() -> None:
 
 
 def percentile(values: Sequence[float], q: float) -> Optional[float]:
-    """Nearest-rank percentile (q in [0, 100]); None for no values."""
+    """Nearest-rank percentile for q in [0, 100]; None for no values."""
     if not values:
         return None
     ordered = sorted(values)
@@ -54,7 +54,7 @@ def fmt(value: Any, digits: int = 2) -> str:
 
 
 def table(headers: Sequence[str], rows: Sequence[Sequence[Any]], digits: int = 2) -> str:
-    """A GitHub-flavoured markdown table (prints readably in a terminal too)."""
+    """Render a GitHub-flavoured markdown table: it prints readably in a terminal too."""
     cells = [[fmt(v, digits) for v in row] for row in rows]
     widths = [max(len(str(h)), *(len(r[i]) for r in cells)) if cells else len(str(h)) for i, h in enumerate(headers)]
     lines = ["| " + " | ".join(str(h).ljust(w) for h, w in zip(headers, widths)) + " |",
@@ -65,7 +65,7 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[Any]], digits: int = 2
 
 
 def machine() -> Dict[str, Any]:
-    """What the figures ran on (shared machines: ratios matter, absolute times are context)."""
+    """Describe what the figures ran on (shared machines: ratios matter, absolute times are context)."""
     info: Dict[str, Any] = {"python": platform.python_version(), "platform": platform.platform(),
                             "cpu_count": os.cpu_count()}
     try:
@@ -102,7 +102,7 @@ def write_json(path: Optional[str], data: Dict[str, Any]) -> None:
 
 
 def rss_kb(pid: Optional[int] = None, field: str = "VmRSS") -> int:
-    """A /proc/<pid>/status memory field in kB (0 when unreadable)."""
+    """Read a /proc/<pid>/status memory field in kB (0 when unreadable)."""
     path = f"/proc/{pid or 'self'}/status"
     try:
         with open(path) as handle:

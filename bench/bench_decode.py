@@ -32,7 +32,7 @@ SIZES = ((640, 480), (1280, 720))
 
 
 def scene(width, height, seed=0):
-    """A camera-like frame: smooth gradients, a few blocks and sensor noise (realistic JPEG sizes)."""
+    """Draw a camera-like frame: smooth gradients, a few blocks and sensor noise (realistic JPEG sizes)."""
     rng = np.random.default_rng(seed)
     y, x = np.mgrid[0:height, 0:width].astype(np.float32)
     img = np.stack([x / width * 200, y / height * 180, (x + y) / (width + height) * 160], axis=2)
@@ -64,10 +64,10 @@ def main(argv=None) -> int:
 
     from robo_reward_ros.core.image_decoding import decode_compressed, decode_raw, fit_pixels
     from robo_reward_ros.models import load_reward_model
-    from robo_reward_ros.models.tiny_checkpoints import build_qwen3vl, build_robometer
-    from robo_reward_ros.models.topreward import FRAME_SIZE, _square
-    from robo_reward_ros.models.video_blocks import video_blocks
-    from robo_reward_ros.models.vision_preprocessing import video_smart_resize
+    from robo_reward_ros.models.testing.tiny_checkpoints import build_qwen3vl, build_robometer
+    from robo_reward_ros.models.backends.topreward import FRAME_SIZE, _square
+    from robo_reward_ros.models.qwen.video_blocks import video_blocks
+    from robo_reward_ros.models.qwen.vision_preprocessing import video_smart_resize
 
     with tempfile.TemporaryDirectory(prefix="bench-decode-") as tmp:
         robometer = load_reward_model(build_robometer(os.path.join(tmp, "r")), backend="robometer",
@@ -112,7 +112,7 @@ def main(argv=None) -> int:
             t_fit = timed(lambda: fit_pixels(decoded, args.max_pixels), args.repeat)
             if name in raw_bytes:
                 fused = (lambda enc=name, d=raw_bytes[name]: decode_raw(enc, height, width, width * 3, d,
-                                                                         max_pixels=args.max_pixels))
+                                                                        max_pixels=args.max_pixels))
             else:
                 fused = (lambda fmt=name.split()[0], d=(jpeg if name.startswith("jpeg") else png).getvalue():
                          decode_compressed(fmt, d, max_pixels=args.max_pixels))
@@ -131,12 +131,13 @@ def main(argv=None) -> int:
             result["to_robometer_input_fused_ms"] = t_fused + t_robometer
             results.append(result)
             rows.append([result["size"], name, nbytes / 1024, "x".join(map(str, fitted.shape[:2])), t_decode, t_fit,
-                         t_decode + t_fit, t_fused, result["fused_speedup"], t_robometer, t_topreward, result["to_robometer_input_ms"],
-                         result["to_topreward_input_ms"]])
+                         t_decode + t_fit, t_fused, result["fused_speedup"], t_robometer, t_topreward,
+                         result["to_robometer_input_ms"], result["to_topreward_input_ms"]])
     robometer.close()
     topreward.close()
     print(common.table(["camera", "input", "msg KiB", "fitted", "decode ms", "fit ms", "decode+fit ms",
-                        "fused ms", "speedup", "Robometer prep ms", "TOPReward prep ms", "total Robometer ms", "total TOPReward ms"],
+                        "fused ms", "speedup", "Robometer prep ms", "TOPReward prep ms", "total Robometer ms",
+                        "total TOPReward ms"],
                        rows, digits=2))
     common.write_json(args.json, {"benchmark": "decode", "machine": common.machine(), "max_pixels": args.max_pixels,
                                   "repeat": args.repeat, "results": results})

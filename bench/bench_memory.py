@@ -41,10 +41,11 @@ def main(argv=None) -> int:
     import torch
     from robo_reward_ros.core.frame import Frame
     from robo_reward_ros.core.reward_pipeline import RewardPipeline, WindowConfig
-    from robo_reward_ros.core.task_monitor import MonitorConfig, TaskMonitor
+    from robo_reward_ros.core.monitor_config import MonitorConfig
+    from robo_reward_ros.core.task_monitor import TaskMonitor
     from robo_reward_ros.core.task_spec import build_task
     from robo_reward_ros.models import load_reward_model
-    from robo_reward_ros.models.tiny_checkpoints import build_robometer
+    from robo_reward_ros.models.testing.tiny_checkpoints import build_robometer
 
     with tempfile.TemporaryDirectory(prefix="bench-memory-") as tmp:
         path = build_robometer(os.path.join(tmp, "robometer"))
@@ -76,11 +77,11 @@ def main(argv=None) -> int:
                     restarts += 1
                     pipeline.start_episode(stamp, reason="benchmark restart")
                 max_window = max(max_window, len(pipeline.windows["front"]))
-                max_cache = max(max_cache, len(model.cache))
+                max_cache = max(max_cache, len(model.vision_cache))
             if index % sample_every == 0 or index == total_frames:
                 samples.append({"sim_s": round(stamp, 3), "wall_s": round(time.perf_counter() - wall0, 2),
                                 "rss_mb": common.rss_kb() / 1024, "window_frames": len(pipeline.windows["front"]),
-                                "feature_cache_blocks": len(model.cache), "steps": steps})
+                                "feature_cache_blocks": len(model.vision_cache), "steps": steps})
         wall = time.perf_counter() - wall0
         pipeline.close()
         model.close()

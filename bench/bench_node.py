@@ -15,8 +15,8 @@ stamped with the wall clock at publish time), and this process, which receives t
 - CPU% of the node process while the camera runs.
 
 Transports: ``default`` (Fast DDS as configured by the environment) and ``shm`` (the recommended
-setting: the Fast DDS profile robo_reward_ros/config/fastdds_shm.xml, shared memory with segments sized for the frames). DDS stays on
-localhost with a ROS_DOMAIN_ID of its own.
+setting: the Fast DDS profile robo_reward_ros/config/fastdds_shm.xml, shared memory with segments
+sized for the frames). DDS stays on localhost with a ROS_DOMAIN_ID of its own.
 
     python bench/bench_node.py --json node.json                       # the default case matrix
     python bench/bench_node.py --sizes 640x480 --transports shm --seconds 10
@@ -360,7 +360,8 @@ def main(argv=None) -> int:
     rows = []
     for r in results:
         if "error" in r:
-            rows.append([f"{r['width']}x{r['height']}", r["transport"], r["model_s"], r["rate_hz"], "error"] + [""] * 10)
+            rows.append([f"{r['width']}x{r['height']}", r["transport"], r["model_s"], r["rate_hz"], "error"]
+                        + [""] * 10)
             continue
         rows.append([f"{r['width']}x{r['height']}", r["transport"], r["model_s"], r["rate_hz"], r["sent"],
                      r["received_at_node"], r["lost"], r["estimate_rate_hz"], r["expected_rate_hz"],

@@ -59,7 +59,7 @@ def worker(args):
     import torch
     import transformers  # noqa: F401  (imported before the baseline, like the backend modules)
     from robo_reward_ros.models import Frame, load_reward_model
-    from robo_reward_ros.models.robometer import RobometerBackend  # noqa: F401
+    from robo_reward_ros.models.backends.robometer import RobometerBackend  # noqa: F401
     if args.threads:
         torch.set_num_threads(args.threads)
     if args.precision in ("nf4", "int8"):
@@ -67,7 +67,7 @@ def worker(args):
     rss0, anon0 = _status_kb("VmRSS"), _status_kb("RssAnon")
     start = time.perf_counter()
     if args.save_nf4:
-        from robo_reward_ros.models.quantized_checkpoint import save_quantized
+        from robo_reward_ros.models.loading.quantized_checkpoint import save_quantized
         save_quantized(args.model, args.save_nf4, precision="nf4", device="cpu")
         print(json.dumps({"saved": args.save_nf4, "seconds": time.perf_counter() - start}))
         return 0
@@ -95,7 +95,7 @@ def worker(args):
 
 
 def run_worker(extra, timeout):
-    """The worker in a fresh interpreter; its last stdout line is the JSON result."""
+    """Run the worker in a fresh interpreter; its last stdout line is the JSON result."""
     command = [sys.executable, os.path.abspath(__file__), "--worker"] + extra
     done = subprocess.run(command, capture_output=True, text=True, timeout=timeout)
     if done.returncode != 0:
@@ -148,7 +148,7 @@ def main(argv=None):
         for size in [] if args.model else args.sizes:
             path = os.path.join(work, f"robometer_{size}")
             if not os.path.isfile(os.path.join(path, "config.json")):
-                from robo_reward_ros.models.tiny_checkpoints import build_robometer
+                from robo_reward_ros.models.testing.tiny_checkpoints import build_robometer
                 start = time.perf_counter()
                 build_robometer(path, size=size)
                 print(f"built {size} checkpoint in {time.perf_counter() - start:.1f} s: {path}", file=sys.stderr)

@@ -48,7 +48,7 @@ BACKENDS = ("robometer", "topreward")
 
 # -- building the backends ---------------------------------------------------------------------------
 def write_checkpoint(backend: str, size: str, root: str, weights: bool) -> str:
-    from robo_reward_ros.models.tiny_checkpoints import build_qwen3vl, build_robometer
+    from robo_reward_ros.models.testing.tiny_checkpoints import build_qwen3vl, build_robometer
     path = os.path.join(root, f"{backend}-{size}" + ("" if weights else "-config"))
     marker = os.path.join(path, "config.json")
     weight_file = "model.safetensors.index.json" if backend == "robometer" else "model.safetensors"
@@ -64,11 +64,11 @@ def random_backend_classes():
     import torch
     from transformers import Qwen3VLConfig, Qwen3VLForConditionalGeneration
 
-    from robo_reward_ros.models.precision import compute_dtype
-    from robo_reward_ros.models.qwen_processing import QwenProcessing
-    from robo_reward_ros.models.robometer import RobometerBackend
-    from robo_reward_ros.models.robometer_modeling import RobometerModel
-    from robo_reward_ros.models.topreward import TOPRewardBackend
+    from robo_reward_ros.models.loading.precision import compute_dtype
+    from robo_reward_ros.models.qwen.processing import QwenProcessing
+    from robo_reward_ros.models.backends.robometer import RobometerBackend
+    from robo_reward_ros.models.backends.robometer_modeling import RobometerModel
+    from robo_reward_ros.models.backends.topreward import TOPRewardBackend
 
     def build(cls, config, precision, device):
         if precision not in ("fp32", "bf16", "fp16"):
@@ -145,7 +145,8 @@ def run_interleaved(model, backend, frames, steps, window):
                 (cached_t if cached else full_t).append(elapsed)
     extra = {}
     if backend == "topreward":
-        extra = {"reused_tokens": model.prefix_cache.reused_tokens, "computed_tokens": model.prefix_cache.computed_tokens}
+        extra = {"reused_tokens": model.prefix_cache.reused_tokens,
+                 "computed_tokens": model.prefix_cache.computed_tokens}
     return full_t, cached_t, full_out, cached_out, extra
 
 
@@ -155,7 +156,7 @@ def worker(args) -> dict:
     if args.threads:
         torch.set_num_threads(args.threads)
     from robo_reward_ros.models import load_reward_model
-    from robo_reward_ros.models.precision import resolve_device
+    from robo_reward_ros.models.loading.precision import resolve_device
     device = resolve_device(args.device)
     root = args.workdir
     rss0 = common.rss_kb()
@@ -185,7 +186,8 @@ def worker(args) -> dict:
         "backend": args.backend, "size": args.size, "precision": args.precision, "device": str(device),
         "weights": args.weights, "parameters": params, "window": args.window, "frame_px": args.frame,
         "steps_timed": args.steps, "write_checkpoint_s": write_s, "load_s": load_s,
-        "rss_before_mb": rss0 / 1024, "rss_loaded_mb": rss_loaded / 1024, "peak_rss_mb": common.rss_kb(None, "VmHWM") / 1024,
+        "rss_before_mb": rss0 / 1024, "rss_loaded_mb": rss_loaded / 1024,
+        "peak_rss_mb": common.rss_kb(None, "VmHWM") / 1024,
         "full_step_s": full_t, "cached_step_s": cached_t,
         "full_median_s": statistics.median(full_t), "cached_median_s": statistics.median(cached_t),
         "ratio": statistics.median(full_t) / statistics.median(cached_t),
@@ -262,8 +264,10 @@ def main(argv=None) -> int:
                 common.write_json(args.json, {"benchmark": "real_arch_step", "machine": common.machine(),
                                               "results": results, "failures": failures, "targets": TARGETS,
                                               "partial": True})
-                print(f"#   full {result['full_median_s'] * 1000:.1f} ms, cached {result['cached_median_s'] * 1000:.1f} ms, "
-                      f"ratio {result['ratio']:.2f}, max |diff| {result['max_abs_diff']:.3g}, load {result['load_s']:.1f} s",
+                print(f"#   full {result['full_median_s'] * 1000:.1f} ms, "
+                      f"cached {result['cached_median_s'] * 1000:.1f} ms, "
+                      f"ratio {result['ratio']:.2f}, max |diff| {result['max_abs_diff']:.3g}, "
+                      f"load {result['load_s']:.1f} s",
                       flush=True)
     if results:
         print_table(results)

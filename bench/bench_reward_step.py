@@ -62,7 +62,7 @@ def main(argv=None):
     with tempfile.TemporaryDirectory() as tmp:
         path = args.model
         if path is None:
-            from robo_reward_ros.models.tiny_checkpoints import build_checkpoint, build_qwen3vl
+            from robo_reward_ros.models.testing.tiny_checkpoints import build_checkpoint, build_qwen3vl
             if args.backend == "topreward":
                 path = build_qwen3vl(os.path.join(tmp, "qwen3vl"))
             else:

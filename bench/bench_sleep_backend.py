@@ -15,7 +15,7 @@ import threading
 import time
 from typing import Sequence
 
-from robo_reward_ros.models.backend_registry import register_backend
+from robo_reward_ros.models.loading.backend_registry import register_backend
 from robo_reward_ros.models.reward_model import Capabilities, Frame, ModelOutput, RewardModel
 
 

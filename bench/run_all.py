@@ -33,9 +33,11 @@ def commands(args, out):
     return {
         "decode": [py, os.path.join(HERE, "bench_decode.py"), "--repeat", "10" if quick else "30",
                    "--json", os.path.join(out, "decode.json")],
-        "memory": [py, os.path.join(HERE, "bench_memory.py"), "--sim-seconds", "300" if quick else str(args.sim_seconds),
+        "memory": [py, os.path.join(HERE, "bench_memory.py"),
+                   "--sim-seconds", "300" if quick else str(args.sim_seconds),
                    "--json", os.path.join(out, "memory.json")],
-        "precision": [py, os.path.join(HERE, "bench_precision.py"), "--sizes", *(["tiny"] if quick else args.precision_sizes),
+        "precision": [py, os.path.join(HERE, "bench_precision.py"),
+                      "--sizes", *(["tiny"] if quick else args.precision_sizes),
                       "--json", os.path.join(out, "precision.json")],
         "node": [py, os.path.join(HERE, "bench_node.py"), "--seconds", "6" if quick else str(args.node_seconds),
                  *(["--sizes", "640x480", "--extra-slow", "0"] if quick else []),
@@ -81,7 +83,8 @@ def main(argv=None) -> int:
         with open(os.path.join(out, f"{name}.txt"), "w", encoding="utf-8") as handle:
             handle.write(text)
         shown = " ".join(os.path.relpath(a) if os.path.isabs(a) else a for a in table[name][1:])
-        summary.append(f"## {TITLES[name]}\n\n`{shown}` ({seconds:.0f} s, exit {code})\n\n```text\n{text.rstrip()}\n```\n")
+        summary.append(f"## {TITLES[name]}\n\n`{shown}` ({seconds:.0f} s, exit {code})\n\n"
+                       f"```text\n{text.rstrip()}\n```\n")
         if code != 0:
             failed.append(name)
     with open(os.path.join(out, "summary.md"), "w", encoding="utf-8") as handle:

@@ -30,10 +30,10 @@ from robo_reward_msgs.srv import SetTask
 from sensor_msgs.msg import Image
 from std_srvs.srv import Trigger
 
-from robo_reward_ros.core.synthetic_scene import render_scene
+from robo_reward_ros.evaluation.synthetic_scene import render_scene
 from robo_reward_ros.evaluation.demo_assets import demo_checkpoint
-from robo_reward_ros.qos_profiles import EVENTS_QOS, STATE_QOS
-from robo_reward_ros.reward_messages import to_time
+from robo_reward_ros.node.qos_profiles import EVENTS_QOS, STATE_QOS
+from robo_reward_ros.node.messages import to_time
 
 TASKS = [["put the red block on the green square"],
          ["pick up the red block", "place it on the green square"]]
@@ -110,7 +110,7 @@ class Robot:
         return response
 
     def flap_controller(self) -> None:
-        """answers -> refuses -> absent -> answers ..."""
+        """Cycle the controller: answers -> refuses -> absent -> answers ..."""
         order = ["answers", "refuses", "absent"]
         self.controller_mode = order[(order.index(self.controller_mode) + 1) % len(order)]
         if self.controller_mode == "absent" and self.controller is not None:

@@ -26,8 +26,8 @@ setup(
     python_requires=">=3.10",
     entry_points={
         "console_scripts": [
-            "reward_node = robo_reward_ros.reward_node:main",
-            "synthetic_camera = robo_reward_ros.synthetic_camera:main",
+            "reward_node = robo_reward_ros.node.reward_node:main",
+            "synthetic_camera = robo_reward_ros.node.synthetic_camera:main",
             "robo-reward = robo_reward_ros.cli.main:main",
         ],
     },

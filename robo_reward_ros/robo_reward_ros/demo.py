@@ -94,7 +94,7 @@ def run(model: str, bags: List[str], out: str, duration: float, tiny: bool, para
     from robo_reward_msgs.msg import FailureEvent, RewardEstimate, TaskState
     from robo_reward_ros.evaluation.live_replay import node_argv, stop_process
     from robo_reward_ros.evaluation.replay import node_parameter_values
-    from robo_reward_ros.reward_node import LATCHED_QOS
+    from robo_reward_ros.node.reward_node import LATCHED_QOS
     os.makedirs(out, exist_ok=True)
     values = node_parameter_values(model, overrides={
         **(DEMO_PARAMETERS if parameters is None else parameters),
@@ -141,7 +141,7 @@ def run(model: str, bags: List[str], out: str, duration: float, tiny: bool, para
 
 def _write_outputs(bags: List[str], seen, out: str, tiny: bool) -> List[str]:
     """Per-episode traces (estimates, events, truth) and plots from what the node published."""
-    from robo_reward_ros.cli.replay import write_plots
+    from robo_reward_ros.evaluation.replay_run import write_plots
     from robo_reward_ros.evaluation.episode_bag import read_episode_bag
     from robo_reward_ros.evaluation.live_replay import trace_from_messages
     from robo_reward_ros.evaluation.trace import write_traces

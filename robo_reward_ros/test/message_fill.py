@@ -1,5 +1,7 @@
-"""Deterministic, non-default values for every field of any ROS message type, so a round trip
-compares real content (nested messages, arrays, UTF-8 strings), not defaults."""
+"""Deterministic, non-default values for every field of any ROS message type.
+
+A round trip then compares real content (nested messages, arrays, UTF-8 strings), not defaults.
+"""
 from __future__ import annotations
 
 import importlib
@@ -15,7 +17,7 @@ _UNSIGNED_MAX = {"uint8": 255, "octet": 255, "char": 127, "uint16": 65535,
 
 
 def interface_classes(module) -> List[type]:
-    """The message types (of a ``.msg`` module) or service types (of a ``.srv`` module)."""
+    """Return the message types (of a ``.msg`` module) or service types (of a ``.srv`` module)."""
     classes = [cls for _, cls in inspect.getmembers(module, inspect.isclass)]
     services = [cls for cls in classes if hasattr(cls, "Request")]
     return services or [cls for cls in classes if hasattr(cls, "SLOT_TYPES")]

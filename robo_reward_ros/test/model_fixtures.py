@@ -18,20 +18,20 @@ def make_frames(count, height=224, width=224, seed=0, start=0.0, period=0.5):
 @pytest.fixture(scope="session")
 def tiny_robometer_dir(tmp_path_factory):
     """robometer/Robometer-4B layout; its base model (a Qwen3-VL-Instruct layout) is at ``base_model/``."""
-    from robo_reward_ros.models.tiny_checkpoints import build_robometer
+    from robo_reward_ros.models.testing.tiny_checkpoints import build_robometer
     return build_robometer(str(tmp_path_factory.mktemp("ckpt") / "robometer"))
 
 
 @pytest.fixture(scope="session")
 def tiny_qwen3vl_dir(tiny_robometer_dir):
-    """A plain Qwen3-VL-Instruct layout (TOPReward's model): the Robometer fixture's base model."""
+    """Return a plain Qwen3-VL-Instruct layout (TOPReward's model): the Robometer fixture's base model."""
     import os
     return os.path.join(tiny_robometer_dir, "base_model")
 
 
 @pytest.fixture(scope="session")
 def tiny_roboreward_dir(tmp_path_factory):
-    from robo_reward_ros.models.tiny_checkpoints import build_roboreward
+    from robo_reward_ros.models.testing.tiny_checkpoints import build_roboreward
     return build_roboreward(str(tmp_path_factory.mktemp("ckpt") / "roboreward"))
 
 

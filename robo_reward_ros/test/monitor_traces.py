@@ -1,5 +1,8 @@
-"""Helpers shared by the task-monitor tests: build estimates from traces, replay them, and
-describe the events compactly so a test can compare the exact sequence."""
+"""Helpers shared by the task-monitor tests.
+
+They build estimates from traces, replay them, and describe the events compactly so a test can
+compare the exact sequence.
+"""
 from __future__ import annotations
 
 from typing import Iterable, List, Optional, Sequence, Tuple
@@ -15,8 +18,11 @@ from robo_reward_ros.core.task_monitor import MonitorUpdate, TaskMonitor
 
 def estimate(stamp: float, progress: float, success: Optional[float] = None,
              camera: str = "cam0", window_start: Optional[float] = None) -> RewardEstimate:
-    """An estimate whose newest frame is at ``stamp``. With ``window_start`` the estimate also
-    carries an older frame at that stamp, as a real window of the stage would."""
+    """Build an estimate whose newest frame is at ``stamp``.
+
+    With ``window_start`` the estimate also carries an older frame at that stamp, as a real window
+    of the stage would.
+    """
     stamps = [stamp] if window_start is None else [window_start, stamp]
     progresses = [progress] * len(stamps)
     successes = None if success is None else [success] * len(stamps)

@@ -1,6 +1,8 @@
-"""The other side of the message round-trip test, in its own process: republishes every
-robo_reward_msgs message it receives and answers every service with a reply derived from the
-request, so the test sees both directions cross a process boundary."""
+"""The other side of the message round-trip test, in its own process.
+
+It republishes every robo_reward_msgs message it receives and answers every service with a reply
+derived from the request, so the test sees both directions cross a process boundary.
+"""
 import sys
 
 import rclpy

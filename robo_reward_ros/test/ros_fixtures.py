@@ -1,5 +1,7 @@
-"""Fixtures for tests that use real rclpy: a context per test, processes for the other side,
-and waiting on the ROS graph or on data instead of sleeping."""
+"""Fixtures for tests that use real rclpy.
+
+A context per test, processes for the other side, and waiting on the ROS graph or on data instead of sleeping.
+"""
 from __future__ import annotations
 
 import os
@@ -86,7 +88,7 @@ def spawn(tmp_path):
 
 @pytest.fixture
 def ros_node(request):
-    """An rclpy node in its own context, shut down after the test."""
+    """Yield an rclpy node in its own context, shut down after the test."""
     import rclpy
     context = rclpy.Context()
     rclpy.init(context=context)
@@ -129,7 +131,7 @@ SCRIPTED_ENV = {"PYTHONPATH": TEST_DIR + os.pathsep + os.environ.get("PYTHONPATH
 
 
 def reward_node_argv(*params: str, log_dir: Optional[str] = None) -> List[str]:
-    """The installed reward_node with the scripted backend and the given ``name:=value``s."""
+    """Build the command line of the installed reward_node with the scripted backend and the given ``name:=value``s."""
     argv = [installed_executable("reward_node"), "--ros-args"] + SCRIPTED_MODEL_ARGS
     if log_dir is not None:
         argv += ["-p", f"episode_log.directory:={log_dir}"]

@@ -5,8 +5,9 @@ value / 255, so a test (or a camera publisher in another process) decides what t
 says by the colour it paints, and everything downstream (window, monitor, node, messages) runs
 unchanged. Faults are painted too: a newest frame with blue >= 250 makes the step raise (as a
 CUDA out-of-memory would), blue in [200, 250) makes it return NaN. PIXEL_SCRIPTED_DELAY_SEC
-in the environment makes every step take that long (a slow model). Registered as backend ``pixel_scripted`` when this module is imported, which is
-what the node does with ``model.plugin_modules: [scripted_backend]``.
+in the environment makes every step take that long (a slow model). Registered as backend
+``pixel_scripted`` when this module is imported, which is what the node does with
+``model.plugin_modules: [scripted_backend]``.
 """
 import os
 import time
@@ -14,7 +15,7 @@ from typing import Sequence
 
 import numpy as np
 
-from robo_reward_ros.models.backend_registry import register_backend
+from robo_reward_ros.models.loading.backend_registry import register_backend
 from robo_reward_ros.models.reward_model import Capabilities, Frame, ModelOutput, RewardModel
 
 
@@ -22,7 +23,7 @@ FAIL_BLUE, NAN_BLUE = 255, 220
 
 
 def painted(progress: float, success: float, size=(24, 32), blue: int = 0) -> np.ndarray:
-    """An RGB frame that the scripted backend reads as (progress, success[, fault])."""
+    """Paint an RGB frame that the scripted backend reads as (progress, success[, fault])."""
     image = np.zeros(size + (3,), dtype=np.uint8)
     image[..., 0] = int(round(progress * 255))
     image[..., 1] = int(round(success * 255))

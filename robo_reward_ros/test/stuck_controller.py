@@ -1,5 +1,7 @@
-"""A robot controller whose reset service takes calls but never answers (a hung controller),
-in its own process. Prints one line per call so the test can count them."""
+"""A robot controller whose reset service takes calls but never answers (a hung controller), in its own process.
+
+Prints one line per call so the test can count them.
+"""
 import sys
 import threading
 

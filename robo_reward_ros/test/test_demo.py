@@ -1,6 +1,9 @@
-"""The README's first command: from an empty cache the demo builds its tiny checkpoint and
-episode bags, runs the reward node and a camera process playing a Meta-World episode and a real
-robot clip, prints what the node publishes, writes logs and plots, and stops cleanly."""
+"""The README's first command: from an empty cache the demo runs and stops cleanly.
+
+It builds its tiny checkpoint and episode bags, runs the reward node and a camera process playing
+a Meta-World episode and a real robot clip, prints what the node publishes, and writes logs and
+plots.
+"""
 import json
 import os
 import subprocess

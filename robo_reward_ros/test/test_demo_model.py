@@ -1,5 +1,6 @@
-"""The committed demo model (trained here with ``robo-reward finetune``, see
-training/demo_model.py) reads task progress from the images of episodes it never trained on.
+"""The committed demo model reads task progress from the images of episodes it never trained on.
+
+It was trained here with ``robo-reward finetune``, see training/demo_model.py.
 
 Seed-0 Meta-World episodes are held out of its training set (training/metaworld_set.py).
 """
@@ -18,7 +19,7 @@ def progress_curve(backend, episode, points=6):
 @pytest.fixture(scope="module")
 def demo_model():
     from robo_reward_ros.evaluation.demo_assets import trained_demo_checkpoint, trained_model_source
-    from robo_reward_ros.models.robometer import RobometerBackend
+    from robo_reward_ros.models.backends.robometer import RobometerBackend
     assert trained_model_source(), "the demo model's weights are missing from robo_reward_ros/data/demo-robometer"
     return RobometerBackend(trained_demo_checkpoint(), precision="fp32", device="cpu")
 

@@ -34,8 +34,10 @@ def test_bag_round_trip_keeps_frames_truth_and_metadata(tmp_path):
 
 
 def test_bag_is_a_plain_ros2_bag(tmp_path):
-    """Standard message types only: any ROS 2 install can play it (checked with rosbags'
-    reader: topics, types, counts)."""
+    """Check that the bag uses standard message types only: any ROS 2 install can play it.
+
+    Checked with rosbags' reader: topics, types, counts.
+    """
     from rosbags.rosbag2 import Reader
     from robo_reward_ros.evaluation.episode_bag import write_episode_bag
     path = write_episode_bag(_episode(), str(tmp_path / "bag"))

@@ -12,7 +12,8 @@ from monitor_traces import estimate, replay, trace
 import robo_reward_ros
 from robo_reward_ros.core import episode_log
 from robo_reward_ros.core.episode_log import EpisodeLogWriter, read_episode_log
-from robo_reward_ros.core.task_monitor import MonitorConfig, TaskMonitor
+from robo_reward_ros.core.monitor_config import MonitorConfig
+from robo_reward_ros.core.task_monitor import TaskMonitor
 from robo_reward_ros.core.task_spec import build_task
 
 PACKAGE_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(robo_reward_ros.__file__)))
@@ -22,7 +23,8 @@ PACKAGE_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(robo_reward_ros._
 WRITER = textwrap.dedent("""
     import json, sys
     from robo_reward_ros.core.events import RewardEstimate
-    from robo_reward_ros.core.task_monitor import MonitorConfig, TaskMonitor
+    from robo_reward_ros.core.monitor_config import MonitorConfig
+    from robo_reward_ros.core.task_monitor import TaskMonitor
     from robo_reward_ros.core.task_spec import build_task
     monitor = TaskMonitor(MonitorConfig(log_directory=sys.argv[1], episode_timeout_s=None,
                                         stall_window_s=1e9, low_progress_grace_s=1e9))
@@ -86,7 +88,7 @@ def test_log_contents_and_summary(tmp_path):
                                      "success_threshold": None}]
     assert records[0]["config"]["success_threshold"] == 0.65
     assert [r["accepted"] for r in records if r["type"] == "estimate"] == [False, True, True,
-                                                                            True]
+                                                                           True]
     assert records[7]["status_name"] == "SUCCEEDED" and records[7]["status"] == 3
     summary = records[-1]
     assert summary["status_name"] == "SUCCEEDED" and summary["stages_completed"] == 1
@@ -128,7 +130,8 @@ def test_reader_skips_only_a_torn_last_line(tmp_path):
 
 
 def test_an_episode_id_given_twice_gets_a_new_log_file(tmp_path):
-    from robo_reward_ros.core.task_monitor import TaskMonitor, MonitorConfig
+    from robo_reward_ros.core.monitor_config import MonitorConfig
+    from robo_reward_ros.core.task_monitor import TaskMonitor
     from robo_reward_ros.core.task_spec import build_task
 
     monitor = TaskMonitor(MonitorConfig(log_directory=str(tmp_path)))

@@ -1,7 +1,9 @@
-"""``robo-reward finetune`` on a tiny Robometer checkpoint and small synthetic episode bags:
-the loss falls on a fixed batch, the output loads and scores through the inference path, resume
+"""``robo-reward finetune`` on a tiny Robometer checkpoint and small synthetic episode bags.
+
+The loss falls on a fixed batch, the output loads and scores through the inference path, resume
 continues exactly where a run stopped, unusable episodes are named, LoRA merges into the
-published key layout."""
+published key layout.
+"""
 import os
 
 import numpy as np
@@ -36,7 +38,7 @@ def _episode(name, instruction, outcome, positions, colour=(220, 40, 40), truth=
 
 @pytest.fixture(scope="module")
 def workspace(tmp_path_factory):
-    from robo_reward_ros.models.tiny_checkpoints import build_checkpoint
+    from robo_reward_ros.models.testing.tiny_checkpoints import build_checkpoint
     root = tmp_path_factory.mktemp("finetune")
     base = build_checkpoint("robometer", str(root / "base"))
     ramp = list(np.linspace(0.0, 1.0, 12))
@@ -74,7 +76,7 @@ def test_loss_decreases_on_a_fixed_batch(workspace, tmp_path):
 
 def test_finetune_writes_a_checkpoint_the_inference_path_loads(workspace, tmp_path):
     from robo_reward_ros.cli.finetune import main
-    from robo_reward_ros.models.loader import load_reward_model
+    from robo_reward_ros.models.loading.loader import load_reward_model
     out = tmp_path / "tuned"
     code = main(["--model", workspace["base"], "--episodes", workspace["bags"], "--out", str(out),
                  "--epochs", "2", "--steps-per-epoch", "2", "--batch-size", "2", "--quiet",
@@ -128,7 +130,8 @@ def test_unusable_episodes_are_named(workspace, tmp_path):
     bad = tmp_path / "unlabelled"
     write_episode_bag(_episode("mystery", "push the block right", "", list(np.linspace(0, 1, 4)), truth=False),
                       str(bad / "mystery"))
-    with pytest.raises(UnusableEpisodeError, match=r"mystery: no per-frame ground truth \(/ground_truth\) and no outcome"):
+    with pytest.raises(UnusableEpisodeError,
+                       match=r"mystery: no per-frame ground truth \(/ground_truth\) and no outcome"):
         load_episodes([workspace["bags"], str(bad)])
     assert len(load_episodes([workspace["bags"], str(bad)], skip_unusable=True, log=lambda *_: None)) == 4
     with pytest.raises(UnusableEpisodeError, match="no episode with progress labels"):

@@ -6,7 +6,7 @@ import pytest
 from PIL import Image
 
 from robo_reward_ros.core.image_decoding import (ImageDecodeError, decode_compressed,
-                                                  decode_raw, fit_pixels)
+                                                 decode_raw, fit_pixels)
 
 RGB = np.arange(4 * 5 * 3, dtype=np.uint8).reshape(4, 5, 3)
 

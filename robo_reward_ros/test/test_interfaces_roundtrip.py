@@ -1,15 +1,13 @@
 """Every robo_reward_msgs message and service crosses a process boundary intact."""
 import os
 
-import pytest
+# A plain import: a broken interface build must fail here, never be skipped.
+import robo_reward_msgs.msg
+import robo_reward_msgs.srv
 
-robo_reward_msgs = pytest.importorskip("robo_reward_msgs")
-import robo_reward_msgs.msg  # noqa: E402
-import robo_reward_msgs.srv  # noqa: E402
-
-from message_fill import filled, interface_classes  # noqa: E402
-from ros_echo_peer import reply_seed  # noqa: E402
-from ros_fixtures import PACKAGE_ROOT, python_script, spin_until  # noqa: E402
+from message_fill import filled, interface_classes
+from ros_echo_peer import reply_seed
+from ros_fixtures import PACKAGE_ROOT, python_script, spin_until
 
 MSGS_PACKAGE = os.path.join(os.path.dirname(PACKAGE_ROOT), "robo_reward_msgs")
 

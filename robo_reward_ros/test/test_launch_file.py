@@ -1,5 +1,7 @@
-"""reward.launch.py: valid, refers only to what the package installs, and really runs when the
-launch API is available (it is part of every ROS install, but not on PyPI)."""
+"""reward.launch.py: valid, and refers only to what the package installs.
+
+It really runs when the launch API is available (it is part of every ROS install, but not on PyPI).
+"""
 import ast
 import importlib.util
 import os
@@ -7,7 +9,7 @@ import os
 import pytest
 from robo_reward_msgs.msg import RewardEstimate, TaskState
 
-from robo_reward_ros.qos_profiles import STATE_QOS
+from robo_reward_ros.node.qos_profiles import STATE_QOS
 from ros_fixtures import (PACKAGE_ROOT, installed_executable, installed_prefix, python_script,
                           spin_until)
 from test_entry_points import console_scripts

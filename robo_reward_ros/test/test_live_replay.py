@@ -1,6 +1,9 @@
-"""The live node and the offline replay agree on the same bag: the node's published windows,
-re-scored offline, give the same numbers, and both reach the same decisions. Real rclpy; the
-installed reward_node runs as a separate process (scripts/setup.sh installs it)."""
+"""The live node and the offline replay agree on the same bag.
+
+The node's published windows, re-scored offline, give the same numbers, and both reach the same
+decisions. Real rclpy; the installed reward_node runs as a separate process (scripts/setup.sh
+installs it).
+"""
 import json
 import os
 
@@ -14,7 +17,7 @@ def test_live_node_and_offline_replay_agree(tmp_path, tiny_robometer_dir):
     pytest.importorskip("metaworld", reason="metaworld is not installed")
     from ros_fixtures import installed_executable
     installed_executable("reward_node")  # a clear failure when the workspace is not built
-    from robo_reward_ros.cli.replay import run_replay
+    from robo_reward_ros.evaluation.replay_run import run_replay
     from robo_reward_ros.evaluation.episode_bag import write_episode_bag
     episode = mw.generate_episode(mw.scenario_by_name("pick_place_frozen"), steps=60, size=96)
     bag = write_episode_bag(episode, str(tmp_path / "frozen"))

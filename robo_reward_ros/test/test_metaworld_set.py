@@ -1,5 +1,7 @@
-"""The training/held-out episode sets: a scenario whose rendered outcome contradicts its label is
-skipped, never mislabelled, and a rebuild does not render it again."""
+"""The training/held-out episode sets: a scenario whose rendered outcome contradicts its label is skipped.
+
+It is never mislabelled, and a rebuild does not render it again.
+"""
 import os
 
 import pytest

@@ -1,9 +1,9 @@
-"""Each metric against values worked out by hand on small fixed inputs (core/metrics.py)."""
+"""Each metric against values worked out by hand on small fixed inputs (evaluation/metrics.py)."""
 import math
 
 import pytest
 
-from robo_reward_ros.core import metrics
+from robo_reward_ros.evaluation import metrics
 
 pytest.importorskip("scipy", reason="scipy is not installed")
 

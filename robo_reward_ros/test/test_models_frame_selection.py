@@ -1,7 +1,6 @@
-import numpy as np
 import pytest
 
-from robo_reward_ros.models.frame_selection import linspace_indices, select_frames, tail_indices
+from robo_reward_ros.models.backends.frame_selection import linspace_indices, select_frames, tail_indices
 
 
 def test_linspace_keeps_first_and_last_and_rounds_like_upstream():
@@ -21,7 +20,7 @@ def test_many_frames_give_count_sorted_indices():
 
 
 def test_fewer_frames_are_right_padded_with_the_last():
-    assert select_frames(["a", "b", "c"], 8) == ["a", "b", "c"] + ["c"] * 5
+    assert select_frames(["a", "b", "c"], 8, pad=True) == ["a", "b", "c"] + ["c"] * 5
 
 
 def test_single_frame_count_takes_the_last():
@@ -33,8 +32,10 @@ def test_tail_mode_keeps_newest():
     assert select_frames(list(range(10)), 8, mode="tail") == list(range(2, 10))
 
 
-def test_without_padding_short_windows_stay_short():
-    assert select_frames([1, 2], 8, pad=False) == [1, 2]
+def test_short_windows_stay_short_by_default():
+    """The published inference code and LeRobot pass a short window as it is."""
+    assert select_frames([1, 2], 8) == [1, 2]
+    assert select_frames([1, 2], 8, mode="tail") == [1, 2]
 
 
 def test_bad_mode_is_rejected():

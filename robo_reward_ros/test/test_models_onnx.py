@@ -14,7 +14,7 @@ CPU = ["CPUExecutionProvider"]
 
 
 def test_onnx_vision_encoder_matches_torch_on_cpu(robometer_fp32, tmp_path):
-    from robo_reward_ros.models.onnx_vision import OnnxVisionEncoder, export_vision_onnx
+    from robo_reward_ros.models.onnx.export import OnnxVisionEncoder, export_vision_onnx
     block = robometer_fp32._image_block(make_frames(1, seed=13)[0].rgb)
     patches = block.make_patches()
     vision = robometer_fp32.model.model.visual
@@ -32,7 +32,7 @@ def test_onnx_vision_encoder_matches_torch_on_cpu(robometer_fp32, tmp_path):
 @pytest.fixture(scope="module")
 def robometer_onnx_dir(robometer_fp32, tmp_path_factory):
     """Graphs for 224x224 and 256x320 frames, as ``robo-reward export-onnx --size 224 --size 256x320 DIR``."""
-    from robo_reward_ros.models.onnx_vision import export_sizes
+    from robo_reward_ros.models.onnx.export import export_sizes
     out = str(tmp_path_factory.mktemp("onnx") / "robometer_vision")
     export_sizes(robometer_fp32, [(224, 224), (256, 320)], out)
     return out
@@ -47,7 +47,7 @@ def robometer_ort(tiny_robometer_dir, robometer_onnx_dir):
 
 
 def test_robometer_with_onnx_vision_matches_torch(robometer_ort, robometer_fp32):
-    assert robometer_ort.cache.encoder.provider == "CPUExecutionProvider"
+    assert robometer_ort.vision_cache.encoder.provider == "CPUExecutionProvider"
     for height, width in ((224, 224), (240, 320)):  # 240x320 camera frames resize to 256x320
         frames = make_frames(6, height=height, width=width, seed=21)
         for use_cache in (True, False):  # the uncached path also runs the ORT encoder, without keeping features
@@ -66,8 +66,8 @@ def test_onnx_vision_names_the_size_to_export(robometer_ort):
 
 
 def test_onnx_runtime_logs_the_provider(tiny_robometer_dir, robometer_onnx_dir, caplog):
-    from robo_reward_ros.models.onnx_vision_runtime import OnnxBlockEncoder
-    with caplog.at_level(logging.INFO, logger="robo_reward_ros.models.onnx_vision_runtime"):
+    from robo_reward_ros.models.onnx.runtime import OnnxBlockEncoder
+    with caplog.at_level(logging.INFO, logger="robo_reward_ros.models.onnx.runtime"):
         OnnxBlockEncoder(robometer_onnx_dir, providers=CPU)
     assert "on CPUExecutionProvider" in caplog.text
 
@@ -80,7 +80,7 @@ def test_onnx_option_errors(tiny_robometer_dir):
 
 
 def test_roboreward_with_onnx_vision_matches_torch(roboreward_fp32, tiny_roboreward_dir, tmp_path):
-    from robo_reward_ros.models.onnx_vision import export_sizes
+    from robo_reward_ros.models.onnx.export import export_sizes
     path = export_sizes(roboreward_fp32, [(384, 384)], str(tmp_path / "vision.onnx"))[0]  # 224 px video frames
     model = load_reward_model(tiny_roboreward_dir, backend="roboreward", precision="fp32", device="cpu",
                               vision_runtime="onnx", vision_onnx=path, onnx_providers=CPU)
@@ -95,8 +95,8 @@ def test_roboreward_with_onnx_vision_matches_torch(roboreward_fp32, tiny_roborew
 
 
 def test_export_command_writes_one_graph_per_size(tiny_robometer_dir, tmp_path, capsys):
-    from robo_reward_ros.models.onnx_vision import main
-    from robo_reward_ros.models.onnx_vision_runtime import OnnxVisionEncoder
+    from robo_reward_ros.models.onnx.export import main
+    from robo_reward_ros.models.onnx.runtime import OnnxVisionEncoder
     assert main(["--model", tiny_robometer_dir, "--size", "224", "--size", "256x320", str(tmp_path / "out")]) == 0
     paths = capsys.readouterr().out.split()
     assert [p.rsplit("/", 1)[-1] for p in paths] == ["vision_224x224.onnx", "vision_256x320.onnx"]

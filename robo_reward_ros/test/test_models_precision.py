@@ -3,7 +3,7 @@ import pytest
 
 from model_fixtures import make_frames
 from robo_reward_ros.models import load_reward_model
-from robo_reward_ros.models.quantized_checkpoint import save_quantized
+from robo_reward_ros.models.loading.quantized_checkpoint import save_quantized
 
 pytest.importorskip("bitsandbytes")
 
@@ -13,7 +13,6 @@ def robometer_nf4(tiny_robometer_dir):
     model = load_reward_model(tiny_robometer_dir, precision="nf4", device="cpu")
     yield model
     model.close()
-
 
 
 def test_nf4_loads_and_scores_on_cpu(robometer_nf4, robometer_fp32):
@@ -48,8 +47,8 @@ def test_prequantized_nf4_checkpoint_round_trips(robometer_nf4, tiny_robometer_d
     try:
         assert isinstance(reloaded.model.model.language_model.layers[0].mlp.up_proj, bnb.nn.Linear4bit)
         frames = make_frames(8, seed=11)
-        np.testing.assert_allclose(reloaded.score("stack", frames).progress, robometer_nf4.score("stack", frames).progress,
-                                   atol=1e-5)
+        np.testing.assert_allclose(reloaded.score("stack", frames).progress,
+                                   robometer_nf4.score("stack", frames).progress, atol=1e-5)
     finally:
         reloaded.close()
 

@@ -8,9 +8,9 @@ import torch
 
 from model_fixtures import make_frames
 from robo_reward_ros.models import CheckpointError, load_reward_model
-from robo_reward_ros.models.robometer import PROGRESS_PROMPT
-from robo_reward_ros.models.robometer_modeling import decode_progress
-from robo_reward_ros.models.vision_preprocessing import normalize, patchify_frames
+from robo_reward_ros.models.backends.robometer import PROGRESS_PROMPT
+from robo_reward_ros.models.backends.robometer_modeling import decode_progress
+from robo_reward_ros.models.qwen.vision_preprocessing import normalize, patchify_frames
 
 PROG = "<|prog_token|>"
 
@@ -45,13 +45,6 @@ def test_score_has_contract_shapes_and_ranges(robometer_fp32):
     assert len(set(np.round(out.progress, 6))) > 1  # per-frame values, not one broadcast number
 
 
-def test_short_window_is_padded_and_reported_once_per_frame(robometer_fp32):
-    frames = make_frames(3)
-    out = robometer_fp32.score("stack the cup", frames)
-    assert len(out.input_stamps) == 8 and list(out.input_stamps[3:]) == [frames[-1].stamp] * 5
-    assert list(out.stamps) == [f.stamp for f in frames]
-
-
 def test_decode_progress_is_expected_bin_centre():
     uniform = decode_progress(torch.zeros(1, 10))
     assert torch.allclose(uniform, torch.tensor([0.5]))
@@ -71,8 +64,8 @@ def test_cached_vision_features_match_uncached_over_a_sliding_window(robometer_f
         cached = robometer_fp32.last_hidden_states([seq], use_cache=True)
         uncached = robometer_fp32.last_hidden_states([seq], use_cache=False)
         assert torch.max(torch.abs(cached - uncached)).item() <= 1e-4
-    assert robometer_fp32.cache.hits > 0
-    assert len(robometer_fp32.cache) <= 8
+    assert robometer_fp32.vision_cache.hits > 0
+    assert len(robometer_fp32.vision_cache) <= 8
 
 
 def test_batch_of_cameras_equals_separate_queries(robometer_fp32):
@@ -88,22 +81,27 @@ def test_preference_prompt_and_probability(robometer_fp32):
     a, b = make_frames(4, seed=6), make_frames(4, seed=7)
     seq = robometer_fp32.preference_sequence("stack", robometer_fp32.select(a), robometer_fp32.select(b))
     text = robometer_fp32.processing.tokenizer.decode(seq.input_ids).replace("<|image_pad|>", "")
-    assert "This is Trajectory A. Picture 1: " in text and "<|split_token|>This is Trajectory B. Picture 9: " in text
+    assert "This is Trajectory A. Picture 1: " in text and "<|split_token|>This is Trajectory B. Picture 5: " in text
     assert text.endswith("Now predict the preference between the two trajectories.<|pref_token|><|im_end|>\n")
-    assert text.count(PROG) == 16
+    assert text.count(PROG) == 8  # 4 + 4 frames: short clips are not padded
     p_ab = robometer_fp32.prefer("stack", a, b)
     assert 0.0 < p_ab < 1.0
     assert p_ab != robometer_fp32.prefer("stack", b, a)
 
 
-def test_image_patches_match_transformers_image_processor(robometer_fp32):
-    from transformers.models.qwen2_vl.image_processing_pil_qwen2_vl import Qwen2VLImageProcessorPil
+def test_video_patches_match_transformers_image_processor():
+    """Compare the hand-written video path against transformers' image processor, which the image path uses.
+
+    Transformers' video processor needs torchvision. A two-frame block of one frame is that image
+    repeated over the temporal patch.
+    """
+    from robo_reward_ros.models.qwen.vision_preprocessing import image_patches
     rgb = make_frames(1, height=96, width=128)[0].rgb
-    reference = Qwen2VLImageProcessorPil(patch_size=16, merge_size=2, temporal_patch_size=2, image_mean=[0.5] * 3,
-                                         image_std=[0.5] * 3, do_resize=False)(images=[rgb], return_tensors="np")
-    ours, grid = patchify_frames([normalize(rgb, [0.5] * 3, [0.5] * 3)], 16, 2, 2)
-    assert list(reference["image_grid_thw"][0]) == list(grid)
-    np.testing.assert_allclose(ours, reference["pixel_values"], atol=1e-6)
+    reference = image_patches(rgb, 16, 2, 2, [0.5] * 3, [0.5] * 3)
+    chw = normalize(rgb, [0.5] * 3, [0.5] * 3)
+    ours, grid = patchify_frames([chw, chw], 16, 2, 2)
+    assert grid == (1, 96 // 16, 128 // 16)
+    np.testing.assert_allclose(ours, reference, atol=1e-6)
 
 
 def _copy(src, dst):
@@ -164,3 +162,25 @@ def test_missing_tokenizer_names_the_base_model(tiny_robometer_dir, tmp_path):
 def test_plain_qwen3vl_needs_an_explicit_backend(tiny_qwen3vl_dir):
     with pytest.raises(CheckpointError, match="backend='roboreward'"):
         load_reward_model(tiny_qwen3vl_dir, precision="fp32", device="cpu")
+
+
+def test_a_short_window_is_scored_as_it_is(robometer_fp32, tiny_robometer_dir):
+    """Check that a window shorter than max_frames is passed as it is, as the published code does.
+
+    The published inference code (and LeRobot) passes it as it is; padding it by repeating the last
+    frame is the training loaders' behaviour, an option.
+    """
+    frames = make_frames(5, height=64, width=64, seed=7)
+    robometer_fp32.reset()
+    plain = robometer_fp32.score("open the drawer", frames)
+    assert list(plain.input_stamps) == [f.stamp for f in frames]
+    seq = robometer_fp32.progress_sequence("open the drawer", frames)
+    assert robometer_fp32.processing.tokenizer.decode(seq.input_ids).count(PROG) == 5
+    padded_model = load_reward_model(tiny_robometer_dir, precision="fp32", device="cpu", pad_short_windows=True)
+    try:
+        padded = padded_model.score("open the drawer", frames)
+    finally:
+        padded_model.close()
+    assert list(padded.input_stamps) == [f.stamp for f in frames] + [frames[-1].stamp] * 3
+    assert list(padded.stamps) == list(plain.stamps)  # one value per distinct frame either way
+    assert abs(float(padded.progress[-1]) - float(plain.progress[-1])) > 1e-4  # they differ

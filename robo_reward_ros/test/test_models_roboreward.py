@@ -2,7 +2,7 @@ import numpy as np
 import torch
 
 from model_fixtures import make_frames
-from robo_reward_ros.models.roboreward import RUBRIC_PROMPT, expected_score, parse_score_answer
+from robo_reward_ros.models.backends.roboreward import RUBRIC_PROMPT, expected_score, parse_score_answer
 
 
 def test_prompt_is_the_verbatim_rubric_after_the_video(roboreward_fp32):

@@ -4,8 +4,8 @@ import os
 
 from safetensors import safe_open
 
-from robo_reward_ros.models.offline_qwen_tokenizer import build_qwen3_vl_tokenizer
-from robo_reward_ros.models.tiny_checkpoints import build_qwen3vl, main
+from robo_reward_ros.models.testing.offline_qwen_tokenizer import build_qwen3_vl_tokenizer
+from robo_reward_ros.models.testing.tiny_checkpoints import build_qwen3vl, main
 
 
 def _keys_and_shapes(directory):
@@ -72,8 +72,8 @@ def test_builder_is_deterministic(tmp_path):
 def test_mid_size_preset_is_a_benchmark_sized_robometer():
     """Built on the meta device: the shapes, not the weights (the benchmark builds the real one)."""
     import torch
-    from robo_reward_ros.models.robometer_modeling import RobometerModel
-    from robo_reward_ros.models.tiny_checkpoints import ROBOMETER_VOCAB, tiny_qwen3_vl_config
+    from robo_reward_ros.models.backends.robometer_modeling import RobometerModel
+    from robo_reward_ros.models.testing.tiny_checkpoints import ROBOMETER_VOCAB, tiny_qwen3_vl_config
     config = tiny_qwen3_vl_config(ROBOMETER_VOCAB, ["RFM"], size="mid")
     with torch.device("meta"):
         model = RobometerModel(config)

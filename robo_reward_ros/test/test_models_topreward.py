@@ -2,9 +2,9 @@ import numpy as np
 import pytest
 
 from model_fixtures import make_frames
-from robo_reward_ros.models.topreward import PREFIX
-from robo_reward_ros.models.topreward_normalization import (CausalMinMax, hindsight_minmax, hindsight_progress,
-                                                            prefix_lengths)
+from robo_reward_ros.models.backends.topreward import PREFIX
+from robo_reward_ros.models.backends.topreward_normalization import (CausalMinMax, hindsight_minmax, hindsight_progress,
+                                                                     prefix_lengths)
 
 
 def test_prompt_is_the_published_non_chat_form(topreward_fp32):
@@ -14,6 +14,19 @@ def test_prompt_is_the_published_non_chat_form(topreward_fp32):
                     + "fold the towel Decide whether the above statement is True or not. The answer is: True")
     assert int(seq.input_ids[-1]) == topreward_fp32.true_id == 3007
     # frames go to 244x244, then the processor's rounding to 256x256: 16x16 patches, 64 tokens
+    assert [b.grid for b in seq.blocks] == [(1, 16, 16)]
+
+
+def test_a_single_frame_repeats_its_index_as_the_references_do(topreward_fp32):
+    """Check that one frame is padded to a two-frame block with its index repeated ([0, 0]).
+
+    The block is thus stamped 0.0 s (qwen-vl-utils + Qwen3VLProcessor, LeRobot); numbering the
+    copy 1 said 0.2 s.
+    """
+    seq = topreward_fp32.sequence("fold the towel", make_frames(1, height=200, width=240))
+    text = topreward_fp32.processing.tokenizer.decode(seq.input_ids).replace("<|video_pad|>", "")
+    assert text == ("<|im_start|>user\n<0.0 seconds><|vision_start|><|vision_end|>" + PREFIX
+                    + "fold the towel Decide whether the above statement is True or not. The answer is: True")
     assert [b.grid for b in seq.blocks] == [(1, 16, 16)]
 
 

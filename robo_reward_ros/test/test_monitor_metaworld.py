@@ -21,7 +21,8 @@ from robo_reward_ros.core.events import (
     RewardEstimate,
     StageSucceeded,
 )
-from robo_reward_ros.core.task_monitor import MonitorConfig, TaskMonitor
+from robo_reward_ros.core.monitor_config import MonitorConfig
+from robo_reward_ros.core.task_monitor import TaskMonitor
 from robo_reward_ros.core.task_spec import build_task
 
 np = pytest.importorskip("numpy", reason="numpy is not installed")

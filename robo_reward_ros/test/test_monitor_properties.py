@@ -3,18 +3,19 @@ import math
 
 import pytest
 
-hypothesis = pytest.importorskip("hypothesis", reason="hypothesis is not installed")
-from hypothesis import given, settings, strategies as st  # noqa: E402
-
-from robo_reward_ros.core.events import (  # noqa: E402
+from robo_reward_ros.core.events import (
     EpisodeEnded,
     EpisodeStarted,
     FailureDetected,
     FailureKind,
     RewardEstimate,
 )
-from robo_reward_ros.core.task_monitor import MonitorConfig, TaskMonitor  # noqa: E402
-from robo_reward_ros.core.task_spec import build_task  # noqa: E402
+from robo_reward_ros.core.monitor_config import MonitorConfig
+from robo_reward_ros.core.task_monitor import TaskMonitor
+from robo_reward_ros.core.task_spec import build_task
+
+hypothesis = pytest.importorskip("hypothesis", reason="hypothesis is not installed")
+from hypothesis import given, settings, strategies as st  # noqa: E402
 
 TASK_FAILURES = [FailureKind.REGRESSION, FailureKind.STALL, FailureKind.LOW_PROGRESS]
 unit = st.floats(0.0, 1.0, allow_nan=False)
@@ -45,8 +46,7 @@ configs = st.builds(
 
 
 def run(config, ops):
-    """Apply the operations; return (events of each call, whether an episode was started before
-    that call, rewards)."""
+    """Apply the operations; return (events of each call, whether an episode was started before that call, rewards)."""
     monitor = TaskMonitor(config)
     clock = 0.0
     ever_started = False

@@ -21,7 +21,8 @@ from robo_reward_ros.core.events import (
     StageSucceeded,
     TaskStatus,
 )
-from robo_reward_ros.core.task_monitor import MonitorConfig, TaskMonitor
+from robo_reward_ros.core.monitor_config import MonitorConfig
+from robo_reward_ros.core.task_monitor import TaskMonitor
 from robo_reward_ros.core.task_spec import build_task
 
 np = pytest.importorskip("numpy", reason="numpy is not installed")
@@ -90,9 +91,11 @@ def test_success_head_decisions(name):
 
 @pytest.mark.parametrize("name", sorted(COMPLETED))
 def test_progress_alone_is_too_noisy_at_the_end_of_completions(name):
-    """Without the success head the default progress rule (0.9 in 2 of 3) does not confirm
-    these completions within the clip: progress reaches 0.9 only on isolated frames. This is
-    why the success head is preferred whenever the backend has one."""
+    """Check that the default progress rule (0.9 in 2 of 3) alone does not confirm these completions.
+
+    Without the success head, within the clip, progress reaches 0.9 only on isolated frames. This
+    is why the success head is preferred whenever the backend has one.
+    """
     config = MonitorConfig()
     monitor, events, progress, _, _ = replay_clip(name, config, use_success_head=False)
     over = int(np.sum(progress[-config.success_n:] >= config.progress_success_threshold))

@@ -1,6 +1,7 @@
-"""``robo-reward replay`` and ``robo-reward eval`` end to end on a Meta-World bag, with the
-tiny Robometer checkpoint: the offline path is the node's pipeline, and eval's numbers are the
-metrics of what replay wrote."""
+"""``robo-reward replay`` and ``robo-reward eval`` end to end on a Meta-World bag, with the tiny Robometer checkpoint.
+
+The offline path is the node's pipeline, and eval's numbers are the metrics of what replay wrote.
+"""
 import json
 import os
 
@@ -23,7 +24,7 @@ def sim_bag(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def replayed(sim_bag, tiny_robometer_dir, tmp_path_factory):
-    from robo_reward_ros.cli.replay import run_replay
+    from robo_reward_ros.evaluation.replay_run import run_replay
     out = str(tmp_path_factory.mktemp("replay"))
     run_replay([sim_bag], out, model=tiny_robometer_dir, params=RULES, progress_bar=False)
     return out
@@ -56,7 +57,7 @@ def test_replay_writes_estimates_events_truth_and_a_plot(replayed):
 
 
 def test_replayed_estimates_are_the_models_scores_of_the_node_window(replayed, sim_bag,
-                                                                      robometer_fp32):
+                                                                     robometer_fp32):
     """Each estimate is what the model says about exactly the frames of its window."""
     from robo_reward_ros.evaluation.episode_bag import read_episode_bag
     episode = read_episode_bag(sim_bag)
@@ -70,8 +71,8 @@ def test_replayed_estimates_are_the_models_scores_of_the_node_window(replayed, s
 
 
 def test_eval_reports_the_metrics_of_the_replayed_trace(replayed, tmp_path):
-    from robo_reward_ros.cli.evaluate import run_eval
-    from robo_reward_ros.core import metrics
+    from robo_reward_ros.evaluation.eval_run import run_eval
+    from robo_reward_ros.evaluation import metrics
     out = str(tmp_path / "eval")
     result = run_eval([replayed], out, preference=False)
     estimates = _jsonl(os.path.join(replayed, "estimates.jsonl"))

@@ -21,8 +21,8 @@ from std_msgs.msg import String
 from std_srvs.srv import Trigger
 
 from robo_reward_ros.core.node_settings import SPECS
-from robo_reward_ros.reward_messages import to_seconds, to_time
-from robo_reward_ros.qos_profiles import EVENTS_QOS, LATCHED_QOS, STATE_QOS
+from robo_reward_ros.node.messages import to_seconds, to_time
+from robo_reward_ros.node.qos_profiles import EVENTS_QOS, LATCHED_QOS, STATE_QOS
 from ros_fixtures import (PACKAGE_ROOT, SCRIPTED_ENV, installed_executable, reward_node_argv,
                           spin_until)
 from scripted_backend import painted
@@ -39,7 +39,7 @@ def call(node, client, request, processes):
 
 
 def rgb_image(rgb, stamp, encoding="rgb8"):
-    """An Image message of an RGB array in the given encoding (channels reordered/added)."""
+    """Build an Image message of an RGB array in the given encoding (channels reordered/added)."""
     if encoding == "bgr8":
         pixels = rgb[..., ::-1]
     elif encoding == "rgba8":

@@ -1,5 +1,7 @@
-"""Faults and bad inputs against the running node (another process): each is reported, nothing
-recorded is lost, and the node keeps scoring afterwards."""
+"""Faults and bad inputs against the running node (another process).
+
+Each is reported, nothing recorded is lost, and the node keeps scoring afterwards.
+"""
 import json
 import os
 import signal
@@ -11,8 +13,8 @@ from sensor_msgs.msg import CompressedImage, Image
 from std_msgs.msg import String
 
 from robo_reward_ros.core.episode_log import read_episode_log
-from robo_reward_ros.reward_messages import to_seconds, to_time
-from robo_reward_ros.qos_profiles import LATCHED_QOS
+from robo_reward_ros.node.messages import to_seconds, to_time
+from robo_reward_ros.node.qos_profiles import LATCHED_QOS
 from ros_fixtures import (SCRIPTED_ENV, installed_executable, python_script, reward_node_argv,
                           spin_until)
 from scripted_backend import FAIL_BLUE, NAN_BLUE, painted
@@ -20,8 +22,10 @@ from test_reward_node import Listener, rgb_image
 
 
 class Camera:
-    """Publishes painted frames with stamps under the test's control (best effort, resent until
-    the node confirms, never by sleeping)."""
+    """Publishes painted frames with stamps under the test's control.
+
+    Best effort: resent until the node confirms, never by sleeping.
+    """
 
     def __init__(self, node, topic="camera/image_raw", start=1000.0):
         self.pub = node.create_publisher(Image, topic, qos_profile_sensor_data)
@@ -321,14 +325,14 @@ def test_a_controller_that_never_answers_is_retried_reported_and_the_episode_end
     assert "reset call 1" in controller.output()
     assert listen.diagnostic("controller reset", "attempts") == "3"
     assert "no answer from /stuck/reset within 0.3 s" in listen.diagnostic("controller reset",
-                                                                            "last_error")
+                                                                           "last_error")
     assert listen.states[-1].status == TaskState.STATUS_SUCCEEDED
     assert node.interrupt() == 0, node.output()
     assert "failed after 3 attempt(s)" in node.output()
 
 
 def test_out_of_range_and_unknown_start_up_parameters_keep_the_node_up_and_say_why(ros_node,
-                                                                                    spawn):
+                                                                                   spawn):
     for params, reason in (
             (["success.threshold:=1.5"], "parameter success.threshold"),
             (["inference.rate_hz:=-2.0"], "parameter inference.rate_hz"),
@@ -346,7 +350,7 @@ def test_out_of_range_and_unknown_start_up_parameters_keep_the_node_up_and_say_w
 
 
 def test_a_warning_then_a_terminal_failure_are_both_published_and_end_the_episode(ros_node,
-                                                                                   spawn):
+                                                                                  spawn):
     """Found by the 30-minute soak: the first terminal failure after a warning was lost."""
     node = spawn(reward_node_argv("instruction:=stack the cups", "inference.rate_hz:=20.0",
                                   "failure.stall_window_sec:=0.5",

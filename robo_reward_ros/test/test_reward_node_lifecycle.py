@@ -1,5 +1,7 @@
-"""The managed node with a real (tiny) Robometer checkpoint, a 30 Hz camera in another process,
-and its lifecycle driven through the standard lifecycle services, as a lifecycle manager would."""
+"""The managed node with a real (tiny) Robometer checkpoint and a 30 Hz camera in another process.
+
+Its lifecycle is driven through the standard lifecycle services, as a lifecycle manager would.
+"""
 from diagnostic_msgs.msg import DiagnosticArray
 from lifecycle_msgs.msg import State, Transition
 from lifecycle_msgs.srv import ChangeState, GetState
@@ -7,7 +9,7 @@ from rclpy.qos import QoSProfile, ReliabilityPolicy
 from robo_reward_msgs.msg import RewardEstimate
 from sensor_msgs.msg import Image
 
-from robo_reward_ros.reward_messages import to_seconds
+from robo_reward_ros.node.messages import to_seconds
 from ros_fixtures import installed_executable, spin_until
 from test_reward_node import call
 

@@ -10,9 +10,10 @@ from robo_reward_ros.core.frame import Frame
 from robo_reward_ros.core.frame_window import FrameRejected
 from robo_reward_ros.core.reward_pipeline import (ModelErrorPolicy, RewardPipeline,
                                                   WindowConfig)
-from robo_reward_ros.core.task_monitor import MonitorConfig, TaskMonitor
+from robo_reward_ros.core.monitor_config import MonitorConfig
+from robo_reward_ros.core.task_monitor import TaskMonitor
 from robo_reward_ros.core.task_spec import build_task
-from robo_reward_ros.models.backend_registry import create_reward_model
+from robo_reward_ros.models.loading.backend_registry import create_reward_model
 from scripted_backend import PixelScriptedBackend, painted
 
 CONFIG = MonitorConfig(success_k=2, success_n=3, episode_timeout_s=60.0)
@@ -81,7 +82,10 @@ def test_new_episode_starts_clean():
     updates = pipeline.start_episode(1.0, "trial-2", reason="operator reset")
     assert isinstance(updates[0].events[0], EpisodeEnded)
     assert updates[0].events[0].status is TaskStatus.IDLE
-    assert model.resets == resets + 1 and pipeline.windows["front"].snapshot() == []
+    assert pipeline.windows["front"].snapshot() == []
+    assert model.resets == resets  # the scoring thread resets the model, before its next query
+    pipeline.step()
+    assert model.resets == resets + 1
     state = pipeline.state
     assert (state.episode_id, state.best_progress, state.stage_index) == ("trial-2", 0.0, 0)
 
@@ -108,6 +112,61 @@ def test_result_of_a_stage_that_ended_while_scoring_is_dropped():
     worker.join(10.0)
     assert reports[0].dropped == 1 and reports[0].results == ()
     assert pipeline.state.estimates_accepted == 0 and pipeline.state.episode_id == "next"
+
+
+@pytest.mark.parametrize("fixture", ["topreward_fp32", "robometer_fp32"])
+def test_a_task_change_during_a_query_never_resets_the_model_under_it(fixture, request,
+                                                                      monkeypatch):
+    """Check that a task change during a query waits for the scoring thread before the reset.
+
+    Real stateful backends (TOPReward's causal normaliser, Robometer's vision cache): the task
+    changes on another thread while a query runs. The next episode starts from clean model state.
+    """
+    from model_fixtures import make_frames
+    model = request.getfixturevalue(fixture)
+    model.reset()
+    pipeline = RewardPipeline(model, TaskMonitor(CONFIG), ("front",),
+                              WindowConfig(max_frames=8, min_interval_sec=0.0))
+    old, new = make_frames(2, 64, 64, seed=11), make_frames(1, 64, 64, seed=12)
+    in_query, release, resets_during_query = threading.Event(), threading.Event(), []
+    score, reset = model.score, model.reset
+
+    def slow_score(instruction, frames):
+        in_query.set()
+        release.wait(10.0)
+        try:
+            return score(instruction, frames)
+        finally:
+            in_query.clear()
+
+    def watched_reset():
+        if in_query.is_set():
+            resets_during_query.append(threading.current_thread().name)
+        reset()
+
+    monkeypatch.setattr(model, "score", slow_score)
+    monkeypatch.setattr(model, "reset", watched_reset)
+    pipeline.set_task(build_task(["stack the cups"]), 0.0, start=True)
+    for index, frame in enumerate(old):
+        pipeline.add_frame("front", Frame(0.5 + 0.1 * index, frame.rgb))
+    reports = []
+    worker = threading.Thread(target=lambda: reports.append(pipeline.step()), name="inference")
+    worker.start()
+    assert in_query.wait(10.0)
+    pipeline.set_task(build_task(["open the drawer"]), 0.7, start=True)  # the executor's call
+    release.set()
+    worker.join(10.0)
+    assert resets_during_query == []
+    assert reports[0].dropped == 1 and reports[0].error == ""
+    pipeline.add_frame("front", Frame(0.8, new[0].rgb))
+    first = pipeline.step()
+    assert first.error == "" and len(first.results) == 1
+    if fixture == "topreward_fp32":
+        # Only the new episode's log-probability is in the normaliser: it starts at 0.
+        assert model.normaliser.low == model.normaliser.high
+        assert first.results[0].estimate.last_progress == 0.0
+    else:
+        assert len(model.vision_cache) == 1  # the new frame's block only
 
 
 def test_model_failures_back_off_and_become_one_model_error_event():

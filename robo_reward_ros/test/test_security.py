@@ -7,7 +7,7 @@ import xml.etree.ElementTree as ElementTree
 import pytest
 from rclpy._rclpy_pybind11 import NodeNameNonExistentError
 
-from robo_reward_ros.models.choices import check_model_reference
+from robo_reward_ros.models.loading.choices import check_model_reference
 from ros_fixtures import PACKAGE_ROOT, SCRIPTED_ENV, reward_node_argv, spin_until
 
 REPO = os.path.dirname(PACKAGE_ROOT)
@@ -62,8 +62,9 @@ def test_model_references_other_than_a_directory_or_an_id_are_refused(model):
 
 
 def test_directories_and_hub_ids_are_accepted(tmp_path):
-    check_model_reference(str(tmp_path))
-    check_model_reference("robometer/Robometer-4B")
+    assert check_model_reference(str(tmp_path)) == "directory"
+    assert check_model_reference("robometer/Robometer-4B") == "hub id"
+    assert check_model_reference("Qwen/Qwen3-VL-4B-Instruct") == "hub id"
 
 
 def test_sros2_policy_covers_everything_the_node_uses(ros_node, spawn):
@@ -74,6 +75,7 @@ def test_sros2_policy_covers_everything_the_node_uses(ros_node, spawn):
                                   ("services", ("reply", "request")))
                for kind in kinds}
     node = spawn(reward_node_argv("reset.service:=/controller/reset"), env=SCRIPTED_ENV)
+
     def node_services():
         try:
             return {n for n, _ in ros_node.get_service_names_and_types_by_node("reward_node", "/")}

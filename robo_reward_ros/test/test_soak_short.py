@@ -1,5 +1,8 @@
-"""The soak in short form (the full run: python bench/soak.py --minutes 30): a 30 Hz camera
-with bad frames, task changes, a flapping controller, a real tiny model; nothing crashes."""
+"""The soak in short form (the full run: python bench/soak.py --minutes 30).
+
+A 30 Hz camera with bad frames, task changes, a flapping controller, a real tiny model; nothing
+crashes.
+"""
 import os
 import sys
 

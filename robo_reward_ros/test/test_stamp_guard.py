@@ -13,6 +13,18 @@ def test_forward_stamps_are_accepted_and_zero_refused():
     assert check.verdict is StampVerdict.REJECT and "zero stamp" in check.reason
 
 
+def test_a_timeline_may_start_at_zero_but_an_unstamped_camera_is_refused():
+    """Check that a recording (a bag, a rendered episode) may start at 0.0, an unstamped driver not.
+
+    A driver that never stamps sends 0.0 again and again: its first frame passes, every later one
+    is refused.
+    """
+    assert verdicts(StampGuard(), [0.0, 0.1, 0.2]) == [StampVerdict.ACCEPT] * 3
+    unstamped = StampGuard()
+    assert verdicts(unstamped, [0.0, 0.0, 0.0]) == [StampVerdict.ACCEPT] + [StampVerdict.REJECT] * 2
+    assert verdicts(StampGuard(), [-1.0]) == [StampVerdict.REJECT]
+
+
 def test_one_stamp_back_or_far_ahead_is_refused_and_the_stream_goes_on():
     guard = StampGuard(max_jump_sec=5.0, confirm_frames=3)
     guard.check(100.0)

@@ -1,5 +1,8 @@
-"""Synthetic progress traces, one per case of the issue; each asserts the exact event sequence
-(type, stamp, stage, terminal/status). Estimates come every 0.5 s of frame-stamp time."""
+"""Synthetic progress traces, one per case of the issue.
+
+Each asserts the exact event sequence (type, stamp, stage, terminal/status). Estimates come every
+0.5 s of frame-stamp time.
+"""
 import dataclasses
 
 import pytest
@@ -12,7 +15,8 @@ from robo_reward_ros.core.events import (
     StageAdvanced,
     TaskStatus,
 )
-from robo_reward_ros.core.task_monitor import MonitorConfig, TaskMonitor
+from robo_reward_ros.core.monitor_config import MonitorConfig
+from robo_reward_ros.core.task_monitor import TaskMonitor
 from robo_reward_ros.core.task_spec import build_task
 
 CONFIG = MonitorConfig(

@@ -1,5 +1,4 @@
-"""Configuration validation, camera combination rules, dense reward formulas and the clean start
-of a new episode."""
+"""Configuration validation, camera combination rules, dense reward formulas and the clean start of a new episode."""
 import dataclasses
 import math
 
@@ -14,7 +13,8 @@ from robo_reward_ros.core.events import (
     TaskStatus,
 )
 from robo_reward_ros.core.success_detector import CameraRule, SuccessDetector
-from robo_reward_ros.core.task_monitor import MonitorConfig, TaskMonitor
+from robo_reward_ros.core.monitor_config import MonitorConfig
+from robo_reward_ros.core.task_monitor import TaskMonitor
 from robo_reward_ros.core.task_spec import build_task
 
 TASK = build_task(["pick up the cup"])
@@ -125,7 +125,7 @@ def test_two_cameras_in_the_monitor_fuse_progress_and_vote_by_majority():
     assert described(updates) == []  # 1 of 2 cameras is not a majority
     updates = [monitor.update(estimate(t, 0.9, 0.9, camera="front")) for t in (2.0, 2.5)]
     assert described(updates) == [("StageSucceeded", 2.5, 0), ("EpisodeEnded", 2.5, 0,
-                                                                 "SUCCEEDED")]
+                                                               "SUCCEEDED")]
     assert set(updates[-1].events[0].cameras) == {"wrist", "front"}
 
 
@@ -222,12 +222,15 @@ def test_replace_keeps_validation():
 
 
 def test_gaps_between_scored_frames_are_no_outage_when_the_caller_detects_outages():
-    """Live, a model slower than camera_stale_after_s leaves gaps that are not camera outages:
-    the stall clock must keep running across them."""
+    """Check that the stall clock keeps running across gaps that are not camera outages.
+
+    Live, a model slower than camera_stale_after_s leaves such gaps between scored frames.
+    """
     import dataclasses as dc
 
     from robo_reward_ros.core.events import FailureDetected, FailureKind
-    from robo_reward_ros.core.task_monitor import MonitorConfig, TaskMonitor
+    from robo_reward_ros.core.monitor_config import MonitorConfig
+    from robo_reward_ros.core.task_monitor import TaskMonitor
     from robo_reward_ros.core.task_spec import build_task
     from monitor_traces import replay, trace
 

@@ -1,16 +1,17 @@
-"""``robo-reward eval REPLAY_DIR...``: reward-quality metrics over replayed episodes (VOC,
-Kendall tau across outcomes, outcome differences, binned MAE, preference accuracy, success and
-failure detection with delays), as a Markdown and a JSON report with summary plots.
+"""``robo-reward eval REPLAY_DIR...``: reward-quality metrics over replayed episodes.
+
+The metrics (VOC, Kendall tau across outcomes, outcome differences, binned MAE, preference accuracy,
+success and failure detection with delays) come as a Markdown and a JSON report with summary plots.
 
     robo-reward eval replay/ [--out eval] [--no-preference]
 """
 from __future__ import annotations
 
 import argparse
-import json
-import os
 import sys
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Optional, Sequence
+
+from robo_reward_ros.cli import fail
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -24,84 +25,13 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _merge(folders: Sequence[str]) -> Dict[str, Any]:
-    from robo_reward_ros.evaluation.trace import read_replay
-    merged: Dict[str, Any] = {"episodes": [], "estimates": {}, "events": {}}
-    for folder in folders:
-        data = read_replay(folder)
-        merged["episodes"] += data["episodes"]
-        merged["estimates"].update(data["estimates"])
-        merged["events"].update(data["events"])
-        merged.setdefault("info", {k: v for k, v in data.items()
-                                   if k not in ("episodes", "estimates", "events")})
-    return merged
-
-
-def preference_results(rows: List[Dict[str, Any]], data: Dict[str, Any], frames: int):
-    """(P(A better), A really better) per pair of the same task with different outcomes."""
-    import numpy as np
-    from robo_reward_ros.evaluation.episode_bag import read_episode_bag
-    from robo_reward_ros.evaluation.scoring import preference_pairs
-    from robo_reward_ros.core.metrics import OUTCOME_RANK
-    from robo_reward_ros.models.backend_registry import create_reward_model
-    info = data.get("info", {})
-    pairs = preference_pairs(rows)
-    if not pairs:
-        return None
-    model = create_reward_model(info["model"], info.get("backend", "auto"),
-                                info.get("precision", "fp32"), "cpu")
-    try:
-        if not model.capabilities.preference:
-            return None
-        bags = {e["name"]: e["bag"] for e in data["episodes"]}
-        outcome = {r["name"]: r["outcome"] for r in rows}
-        instruction = {e["name"]: e["instructions"][0] for e in data["episodes"]}
-        clips = {}
-
-        def clip(name):
-            if name not in clips:
-                episode = read_episode_bag(bags[name])
-                picks = np.linspace(0, len(episode.frames) - 1, frames).round().astype(int)
-                clips[name] = [episode.frames[i] for i in sorted(set(picks.tolist()))]
-            return clips[name]
-
-        probs, labels = [], []
-        for a, b in pairs:
-            model.reset()
-            probs.append(float(model.prefer(instruction[a], clip(a), clip(b))))
-            labels.append(OUTCOME_RANK[outcome[a]] > OUTCOME_RANK[outcome[b]])
-        return probs, labels
-    finally:
-        model.close()
-
-
-def run_eval(replays: Sequence[str], out: str, preference: bool = True,
-             preference_frames: int = 8) -> Dict[str, Any]:
-    from robo_reward_ros.evaluation.plots import plot_summary
-    from robo_reward_ros.evaluation.report import markdown_report
-    from robo_reward_ros.evaluation.scoring import episode_rows, evaluate
-    data = _merge(replays)
-    rows = episode_rows(data)
-    pref = preference_results(rows, data, preference_frames) if preference else None
-    result = evaluate(rows, pref)
-    os.makedirs(out, exist_ok=True)
-    info = data.get("info", {})
-    plot = plot_summary(rows, os.path.join(out, "summary.png"),
-                        "tiny random model" if info.get("tiny_random_model") else "")
-    with open(os.path.join(out, "metrics.json"), "w") as handle:
-        json.dump({"metrics": result, "episodes": rows, "replay": info}, handle, indent=1)
-    with open(os.path.join(out, "report.md"), "w") as handle:
-        handle.write(markdown_report(result, rows, info, [os.path.basename(plot)]))
-    return {"metrics": result, "rows": rows, "out": out}
-
-
 def main(argv: Optional[Sequence[str]] = None) -> int:
     args = build_parser().parse_args(argv)
+    from robo_reward_ros.evaluation.eval_run import run_eval
     try:
         outcome = run_eval(args.replays, args.out, not args.no_preference, args.preference_frames)
     except (FileNotFoundError, KeyError, ValueError) as exc:
-        print(f"robo-reward eval: {exc}", file=sys.stderr)
-        return 1
+        return fail("eval", exc)
     from robo_reward_ros.evaluation.report import metrics_table
     print(metrics_table(outcome["metrics"]))
     print(f"\neval: report {args.out}/report.md, {args.out}/metrics.json, {args.out}/summary.png")

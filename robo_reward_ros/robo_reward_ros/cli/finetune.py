@@ -15,6 +15,8 @@ import argparse
 import sys
 from typing import Optional, Sequence
 
+from robo_reward_ros.cli import fail
+
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="robo-reward finetune", description=__doc__.splitlines()[0],
@@ -63,7 +65,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     args = build_parser().parse_args(argv)
-    from robo_reward_ros.models.checkpoint_layout import CheckpointError
+    from robo_reward_ros.models.loading.checkpoint_layout import CheckpointError
     from robo_reward_ros.training.episodes import UnusableEpisodeError
     from robo_reward_ros.training.finetune import FinetuneConfig, finetune
     config = FinetuneConfig(
@@ -83,8 +85,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     try:
         result = finetune(config)
     except (UnusableEpisodeError, CheckpointError, FileNotFoundError, RuntimeError, ValueError) as exc:
-        print(f"robo-reward finetune: {exc}", file=sys.stderr)
-        return 1
+        return fail("finetune", exc)
     print(f"finetune: {result['steps']} steps in {result['train_seconds']:.0f} s -> {result['out']}/ "
           "(checkpoint, training_curves.png, training.json, eval/)")
     return 0

@@ -1,6 +1,6 @@
 """``robo-reward score``: score a folder of frames or a video with a reward model, print a table.
 
-Videos are decoded with PyAV (core/video_file.py); stamps are seconds from the first frame.
+Videos are decoded with PyAV (evaluation/video_file.py); stamps are seconds from the first frame.
 
     robo-reward score --model DIR_OR_ID --instruction "..." FRAMES_DIR_OR_VIDEO [--json]
 """
@@ -8,25 +8,7 @@ import argparse
 import json
 import os
 import sys
-from typing import List, Optional, Sequence
-
-import numpy as np
-
-IMAGE_EXTENSIONS = (".png", ".jpg", ".jpeg", ".bmp", ".webp")
-
-
-def read_frames_dir(path: str, fps: float) -> List["Frame"]:
-    """Images sorted by file name, stamped ``index / fps``."""
-    from PIL import Image
-    from ..models.reward_model import Frame
-    names = sorted(n for n in os.listdir(path) if n.lower().endswith(IMAGE_EXTENSIONS))
-    if not names:
-        raise SystemExit(f"no images ({', '.join(IMAGE_EXTENSIONS)}) in {path}")
-    frames = []
-    for index, name in enumerate(names):
-        with Image.open(os.path.join(path, name)) as image:
-            frames.append(Frame(stamp=index / fps, rgb=np.asarray(image.convert("RGB"))))
-    return frames
+from typing import Optional, Sequence
 
 
 def format_table(output) -> str:
@@ -46,8 +28,8 @@ def as_json(output, args) -> str:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from ..models.loader import BACKENDS
-    from ..models.precision import PRECISIONS
+    from robo_reward_ros.models.loading.loader import BACKENDS
+    from robo_reward_ros.models.loading.precision import PRECISIONS
     parser = argparse.ArgumentParser(prog="robo-reward score", description="Per-frame progress of a clip.")
     parser.add_argument("--model", required=True, help="model id or local checkpoint directory")
     parser.add_argument("--instruction", required=True)
@@ -68,15 +50,15 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     args = build_parser().parse_args(argv)
-    from ..models.loader import load_reward_model
-    if os.path.isdir(args.source):
-        frames = read_frames_dir(args.source, args.fps)
-    else:
-        from ..core.video_file import read_video
-        try:
+    from robo_reward_ros.evaluation.video_file import read_frames_dir, read_video
+    from robo_reward_ros.models.loading.loader import load_reward_model
+    try:
+        if os.path.isdir(args.source):
+            frames = read_frames_dir(args.source, args.fps)
+        else:
             frames = read_video(args.source, args.sample_fps)
-        except (OSError, RuntimeError, ValueError) as exc:
-            raise SystemExit(f"robo-reward score: {exc}") from None
+    except (OSError, RuntimeError, ValueError) as exc:
+        raise SystemExit(f"robo-reward score: {exc}") from None
     options = {"vision_runtime": "onnx", "vision_onnx": args.vision_onnx} if args.vision_onnx else {}
     model = load_reward_model(args.model, backend=args.backend, precision=args.precision, device=args.device,
                               **options)

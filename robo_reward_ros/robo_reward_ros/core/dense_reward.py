@@ -26,7 +26,7 @@ from __future__ import annotations
 import enum
 from typing import Optional
 
-from .events import DenseRewardMode
+from robo_reward_ros.core.events import DenseRewardMode
 
 
 class Outcome(enum.Enum):
@@ -36,7 +36,7 @@ class Outcome(enum.Enum):
 
 
 def task_potential(stage_index: int, stage_progress: float, num_stages: int) -> float:
-    """phi = (k + p) / K, clipped to [0, 1]."""
+    """Return phi = (k + p) / K, clipped to [0, 1]."""
     p = min(1.0, max(0.0, stage_progress))
     return min(1.0, (stage_index + p) / num_stages)
 

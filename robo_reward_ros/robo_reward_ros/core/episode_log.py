@@ -22,8 +22,10 @@ def episode_log_path(directory: str, episode_id: str) -> str:
 
 
 def unused_episode_log_path(directory: str, episode_id: str) -> str:
-    """The episode's log path, or ``episode_<id>.<n>.jsonl`` when an episode of that id was
-    logged before (an id given twice): a log is never appended to by a second episode."""
+    """Return the episode's log path, or ``episode_<id>.<n>.jsonl`` when an episode of that id was logged before.
+
+    That happens for an id given twice: a log is never appended to by a second episode.
+    """
     path = episode_log_path(directory, episode_id)
     number = 1
     while os.path.exists(path):
@@ -83,8 +85,11 @@ class EpisodeLogWriter:
 
 
 def read_episode_log(path: str) -> List[Dict[str, Any]]:
-    """All complete records of a log, in order. A torn last line (the writer was killed in
-    the middle of it) is skipped; a bad line anywhere else means corruption and raises."""
+    """All complete records of a log, in order.
+
+    A torn last line (the writer was killed in the middle of it) is skipped; a bad line anywhere
+    else means corruption and raises.
+    """
     with open(path, "rb") as handle:
         lines = handle.read().split(b"\n")
     records: List[Dict[str, Any]] = []

@@ -144,8 +144,10 @@ class EpisodeStarted(MonitorEvent):
 
 @dataclasses.dataclass(frozen=True)
 class StageSucceeded(MonitorEvent):
-    """``score`` is the evidence on the last vote (success probability, or progress);
-    ``reason`` says which rule fired, for the task state message."""
+    """``score`` is the evidence on the last vote (success probability, or progress).
+
+    ``reason`` says which rule fired, for the task state message.
+    """
 
     instruction: str
     score: float
@@ -155,8 +157,10 @@ class StageSucceeded(MonitorEvent):
 
 @dataclasses.dataclass(frozen=True)
 class StageAdvanced(MonitorEvent):
-    """The caller must switch to ``instruction`` and drop every frame stamped at or before
-    ``window_start_stamp``: those frames belong to the finished stage."""
+    """The caller must switch to ``instruction`` and drop every frame stamped at or before ``window_start_stamp``.
+
+    Those frames belong to the finished stage.
+    """
 
     instruction: str
     window_start_stamp: float
@@ -164,8 +168,10 @@ class StageAdvanced(MonitorEvent):
 
 @dataclasses.dataclass(frozen=True)
 class FailureDetected(MonitorEvent):
-    """``value`` and ``threshold`` are the numbers behind the decision, for plots and alerts;
-    ``progress`` is the stage progress when it was detected (None before the first estimate)."""
+    """``value`` and ``threshold`` are the numbers behind the decision, for plots and alerts.
+
+    ``progress`` is the stage progress when it was detected (None before the first estimate).
+    """
 
     kind: FailureKind
     severity: Severity

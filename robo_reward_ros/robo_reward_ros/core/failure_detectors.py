@@ -18,7 +18,7 @@ import collections
 import dataclasses
 from typing import Deque, Optional
 
-from .events import FailureKind
+from robo_reward_ros.core.events import FailureKind
 
 
 @dataclasses.dataclass(frozen=True)
@@ -46,8 +46,10 @@ class _SustainedLevel:
 
 
 class RegressionDetector:
-    """Progress fell more than ``margin`` below the best sustained progress of the stage and
-    stayed there for ``hold_s``: a dropped object, a spill, an undone step."""
+    """Progress fell more than ``margin`` below the stage's best sustained progress and stayed there for ``hold_s``.
+
+    A dropped object, a spill, an undone step.
+    """
 
     def __init__(self, margin: float, hold_s: float, sustain: int) -> None:
         self._margin = margin
@@ -92,8 +94,10 @@ class RegressionDetector:
 
 
 class StallDetector:
-    """No improvement of more than ``min_delta`` over the stage's reference for ``window_s``:
-    the robot moves but gets nowhere."""
+    """No improvement of more than ``min_delta`` over the stage's reference for ``window_s``.
+
+    The robot moves but gets nowhere.
+    """
 
     def __init__(self, min_delta: float, window_s: float) -> None:
         self._min_delta = min_delta
@@ -131,8 +135,10 @@ class StallDetector:
 
 
 class LowProgressDetector:
-    """Progress never sustained ``floor`` within ``grace_s`` of the stage start: the robot is
-    probably doing the wrong thing (a semantic failure), or the instruction does not match."""
+    """Progress never sustained ``floor`` within ``grace_s`` of the stage start.
+
+    The robot is probably doing the wrong thing (a semantic failure), or the instruction does not match.
+    """
 
     def __init__(self, floor: float, grace_s: float, sustain: int, stage_start: float) -> None:
         self._floor = floor

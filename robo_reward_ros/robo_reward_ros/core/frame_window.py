@@ -38,9 +38,11 @@ class FrameWindow:
         self.generation = 0  # bumped at every restart, so a scorer can tell stages apart
 
     def restart(self, start_stamp: Optional[float] = None, include_start: bool = True) -> None:
-        """A new stage or episode: forget every frame and refuse frames stamped before the
-        start. A stage that follows a finished one excludes the start stamp too: that frame
-        showed the finished stage's success (the task monitor's window rule)."""
+        """Start a new stage or episode: forget every frame and refuse frames stamped before the start.
+
+        A stage that follows a finished one excludes the start stamp too: that frame showed the
+        finished stage's success (the task monitor's window rule).
+        """
         with self._lock:
             self._frames = []
             self._interval = self.base_interval_sec
@@ -78,7 +80,7 @@ class FrameWindow:
                              (frames[-1].stamp - frames[0].stamp) / max(self.max_frames - 1, 1))
 
     def snapshot(self) -> List[Frame]:
-        """The frames now in the window, oldest first (a copy: safe to score on another thread)."""
+        """Return the frames now in the window, oldest first (a copy: safe to score on another thread)."""
         with self._lock:
             return list(self._frames)
 

@@ -69,7 +69,8 @@ def decode_compressed(format_field: str, data, max_pixels: Optional[int] = None)
     """RGB uint8 from a sensor_msgs/CompressedImage (format "jpeg", "png", or "rgb8; jpeg ...").
 
     With ``max_pixels``, the result is also ``fit_pixels(result, max_pixels)``, resized before it
-    leaves Pillow (no full-size array is made)."""
+    leaves Pillow (no full-size array is made).
+    """
     from PIL import Image, UnidentifiedImageError  # only compressed streams need Pillow
 
     kind = compressed_kind(format_field)
@@ -92,8 +93,10 @@ def decode_compressed(format_field: str, data, max_pixels: Optional[int] = None)
 
 
 def compressed_kind(format_field: str) -> str:
-    """The codec named by a CompressedImage format field (image_transport writes e.g.
-    "bgr8; jpeg compressed bgr8")."""
+    """Return the codec named by a CompressedImage format field.
+
+    image_transport writes e.g. "bgr8; jpeg compressed bgr8".
+    """
     text = format_field.lower()
     for kind, names in (("jpeg", ("jpeg", "jpg")), ("png", ("png",))):
         if any(name in text for name in names):
@@ -103,9 +106,11 @@ def compressed_kind(format_field: str) -> str:
 
 
 def fit_pixels(rgb: np.ndarray, max_pixels: int) -> np.ndarray:
-    """Downscale (aspect kept, area resampling) so the frame has at most ``max_pixels``
-    pixels; smaller frames are returned as they are. Applied on arrival, it bounds the window's
-    memory and the model's input size whatever the camera resolution."""
+    """Downscale (aspect kept, area resampling) so the frame has at most ``max_pixels`` pixels.
+
+    Smaller frames are returned as they are. Applied on arrival, it bounds the window's memory and
+    the model's input size whatever the camera resolution.
+    """
     height, width = rgb.shape[:2]
     if height * width <= max_pixels:
         return rgb
@@ -123,4 +128,4 @@ def _resize_box(pixels: np.ndarray, max_pixels: int) -> np.ndarray:
     from PIL import Image
 
     return np.asarray(Image.fromarray(pixels).resize(_fitted_size(pixels.shape[0], pixels.shape[1], max_pixels),
-                                                      Image.BOX))
+                                                     Image.BOX))

@@ -1,8 +1,9 @@
-"""Every parameter of the reward node in one table: name, default, meaning, range, and whether
-it can change while the node runs; and their validation into settings. ROS-free, so the
-offline replay reads the same table and decides with the node's defaults. The node declares the
-parameters from here (node_parameters.py), config/reward.yaml lists them (a test keeps the two
-equal), and the README table states the same facts.
+"""Every parameter of the reward node in one table, and their validation into settings.
+
+The table holds name, default, meaning, range, and whether it can change while the node runs.
+ROS-free, so the offline replay reads the same table and decides with the node's defaults. The node
+declares the parameters from here (node/parameters.py), config/reward.yaml lists them (a test keeps
+the two equal), and the README table states the same facts.
 
 Read-only parameters need a reload (a different model, other topics): change them in the YAML
 file and restart, or cleanup + configure the lifecycle node. The monitor's thresholds can change
@@ -17,9 +18,9 @@ from typing import Any, Dict, Optional, Sequence, Tuple
 
 
 from robo_reward_ros.core.reward_pipeline import ModelErrorPolicy, WindowConfig
-from robo_reward_ros.core.task_monitor import MonitorConfig
-from robo_reward_ros.models.choices import check_device, check_precision
-from robo_reward_ros.models.presets import resolve_preset
+from robo_reward_ros.core.monitor_config import MonitorConfig
+from robo_reward_ros.models.loading.choices import check_device, check_precision
+from robo_reward_ros.models.loading.presets import resolve_preset
 
 
 @dataclasses.dataclass(frozen=True)
@@ -216,7 +217,7 @@ def model_settings(values: Dict[str, Any]) -> ModelSettings:
 
 
 def monitor_config(values: Dict[str, Any], cameras: Sequence[str]) -> MonitorConfig:
-    """Raises ValueError naming the parameter when a combination is invalid (e.g. k > n)."""
+    """Raise ValueError naming the parameter when a combination is invalid (e.g. k > n)."""
     directory = str(values["episode_log.directory"]).strip()
     return MonitorConfig(
         success_threshold=values["success.threshold"],
@@ -239,11 +240,13 @@ def monitor_config(values: Dict[str, Any], cameras: Sequence[str]) -> MonitorCon
         failure_bonus=values["reward.failure_bonus"],
         timeout_bonus=values["reward.timeout_bonus"],
         log_directory=os.path.expanduser(directory) if directory else None,
+        # The node and the replay see camera outages through the frame intake's clock.
+        gaps_are_outages=False,
     )
 
 
 def camera_name(topic: str) -> str:
-    """The name estimates and events use for a camera: its topic without the transport suffix."""
+    """Return the name estimates and events use for a camera: its topic without the transport suffix."""
     return topic[:-len("/compressed")] if topic.endswith("/compressed") else topic
 
 

@@ -15,9 +15,11 @@ class PeriodicWorker:
     def __init__(self, rate_hz: float, step: Callable[[], None],
                  on_error: Callable[[BaseException], None], name: str = "reward-inference",
                  align_to_input_sec: float = 0.0) -> None:
-        """``align_to_input_sec`` > 0: a step that is on time (not overdue) first waits up to this
-        long for the next :meth:`notify` (a new frame), so it scores a frame that just arrived
-        instead of one up to a camera period old. An overdue step (slow model) never waits."""
+        """``align_to_input_sec`` > 0: a step that is on time (not overdue) first waits up to this long for a new frame.
+
+        That is, for the next :meth:`notify`, so it scores a frame that just arrived instead of one
+        up to a camera period old. An overdue step (slow model) never waits.
+        """
         if not rate_hz > 0.0:
             raise ValueError(f"rate_hz must be > 0, got {rate_hz}")
         if align_to_input_sec < 0.0:
@@ -52,7 +54,7 @@ class PeriodicWorker:
         return not thread.is_alive()
 
     def notify(self) -> None:
-        """New input arrived (any thread)."""
+        """Signal that new input arrived (any thread)."""
         self._input.set()
 
     @property

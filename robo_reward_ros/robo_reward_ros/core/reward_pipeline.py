@@ -104,6 +104,10 @@ class RewardPipeline:
         # because until then nothing says which clock the camera stamps with.
         self._pending_episode: Optional[Tuple[str, str]] = None
         self._generation = 0  # changes whenever the frames being scored stop being current
+        # Per-stage model state (caches, TOPReward's normaliser) is dropped by the thread that
+        # scores, before its next query: a reset from another thread could land in the middle
+        # of a query (a cache cleared under it) or before a stale query's state update.
+        self._model_reset_due = False
         # Per camera, what was scored last (generation, newest stamp): a window that has not
         # changed is not scored again; a silent camera must not look like a robot standing still.
         self._scored: Dict[str, Tuple[int, float]] = {}
@@ -112,6 +116,11 @@ class RewardPipeline:
     @property
     def task(self) -> Optional[TaskSpec]:
         return self._task
+
+    @property
+    def episode_active(self) -> bool:
+        """An episode runs, or waits for its first frame."""
+        return self._pending_episode is not None or self.monitor.running
 
     @property
     def state(self) -> MonitorState:
@@ -126,8 +135,10 @@ class RewardPipeline:
 
     def set_task(self, task: TaskSpec, stamp: Optional[float], start: bool,
                  episode_id: Optional[str] = None) -> List[MonitorUpdate]:
-        """Replace the task; a running episode ends (aborted) first. ``stamp`` None: no frame
-        has arrived yet, so a started episode waits for the first one."""
+        """Replace the task; a running episode ends (aborted) first.
+
+        ``stamp`` None: no frame has arrived yet, so a started episode waits for the first one.
+        """
         with self._lock:
             updates = [self._abort(stamp, "the task changed")]
             self._task = task
@@ -156,8 +167,10 @@ class RewardPipeline:
         return self.monitor.abort_episode(when, reason)
 
     def use_monitor_next(self, monitor: TaskMonitor) -> None:
-        """New rules (thresholds changed at run time) for the next episode; the running one
-        keeps the rules it started with."""
+        """Use new rules (thresholds changed at run time) for the next episode.
+
+        The running one keeps the rules it started with.
+        """
         with self._lock:
             self._next_monitor = monitor
 
@@ -178,12 +191,14 @@ class RewardPipeline:
         for window in self.windows.values():
             window.restart(stamp, include_start)
         self._generation += 1
-        self.model.reset()  # per-stage caches and normalisers must not carry over
+        self._model_reset_due = True  # per-stage caches and normalisers must not carry over
 
     # --- inputs (executor thread) ---------------------------------------------------------------
     def add_frame(self, camera: str, frame: Frame) -> Optional[MonitorUpdate]:
-        """Raises FrameRejected (stamps back, previous stage) or KeyError (unknown camera).
-        Returns the episode start when this frame starts a waiting episode."""
+        """Return the episode start when this frame starts a waiting episode.
+
+        Raises FrameRejected (stamps back, previous stage) or KeyError (unknown camera).
+        """
         started = None
         if self._pending_episode is not None:
             with self._lock:
@@ -198,14 +213,16 @@ class RewardPipeline:
     def step(self) -> StepReport:
         """Score the newest window of every camera that has enough frames."""
         with self._lock:
-            if not self.monitor.running or not self.errors.ready(self._clock()):
-                return StepReport()
+            reset, self._model_reset_due = self._model_reset_due, False
+            ready = self.monitor.running and self.errors.ready(self._clock())
             generation = self._generation
             instruction = self.monitor.state.instruction
             batch = [(camera, window.snapshot()) for camera, window in self.windows.items()]
+        if reset:
+            self.model.reset()
         batch = [(c, f) for c, f in batch if len(f) >= self.window_config.min_frames
                  and self._scored.get(c) != (generation, f[-1].stamp)]
-        if not batch:
+        if not ready or not batch:
             return StepReport()
         try:
             scored = self._score(instruction, batch)

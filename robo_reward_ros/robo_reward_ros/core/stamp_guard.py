@@ -1,10 +1,13 @@
-"""Per-camera frame-stamp sanity: all timing (windows, stalls, timeouts) runs on frame stamps,
-so a stamp that goes back or leaps ahead must not be taken at face value.
+"""Per-camera frame-stamp sanity: a stamp that goes back or leaps ahead must not be taken at face value.
 
-A single odd stamp is refused. A run of frames that agree with each other on a new timeline
-(a bag that loops, a camera driver that restarted with another clock) is accepted as a new
-timeline after ``confirm_frames`` frames, and the caller restarts the episode on it: mixing
-two clocks in one episode would corrupt every time-based decision.
+All timing (windows, stalls, timeouts) runs on frame stamps.
+
+A single odd stamp is refused, and so is a zero stamp after the first frame (a driver that
+does not stamp its frames; a recording's own timeline may start at 0.0). A run of frames that
+agree with each other on a new timeline (a bag that loops, a camera driver that restarted with
+another clock) is accepted as a new timeline after ``confirm_frames`` frames, and the caller
+restarts the episode on it: mixing two clocks in one episode would corrupt every time-based
+decision.
 """
 from __future__ import annotations
 
@@ -36,7 +39,8 @@ class StampGuard:
         self._candidate_count = 0
 
     def check(self, stamp: float) -> StampCheck:
-        if stamp <= 0.0:
+        # A recording's timeline may start at 0.0; a zero after that is an unstamped frame.
+        if stamp < 0.0 or (stamp == 0.0 and self.last is not None):
             return StampCheck(StampVerdict.REJECT, "frame has a zero stamp: the camera driver "
                                                    "must stamp its frames (all timing uses them)")
         if self.last is None or self._follows(self.last, stamp):

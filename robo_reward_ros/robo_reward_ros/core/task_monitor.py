@@ -15,12 +15,11 @@ import itertools
 import os
 import time
 import uuid
-from typing import Any, Dict, FrozenSet, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
-from .dense_reward import DenseReward, Outcome, task_potential
-from .episode_log import EpisodeLogWriter, unused_episode_log_path
-from .events import (
-    DenseRewardMode,
+from robo_reward_ros.core.dense_reward import DenseReward, Outcome, task_potential
+from robo_reward_ros.core.episode_log import EpisodeLogWriter, unused_episode_log_path
+from robo_reward_ros.core.events import (
     EpisodeEnded,
     EpisodeStarted,
     FailureDetected,
@@ -32,138 +31,11 @@ from .events import (
     StageSucceeded,
     TaskStatus,
 )
-from .failure_detectors import Finding, LowProgressDetector, RegressionDetector, StallDetector
-from .success_detector import CameraRule, SuccessDetector
-from .task_spec import TaskSpec
-
-
-def _positive(name: str, value: Optional[float], allow_none: bool = False) -> None:
-    if value is None and allow_none:
-        return
-    if value is None or not value > 0:
-        raise ValueError(f"{name} must be a positive number of seconds, got {value!r}")
-
-
-def _unit(name: str, value: float, low_open: bool = False) -> None:
-    ok = (0.0 < value <= 1.0) if low_open else (0.0 <= value <= 1.0)
-    if not ok:
-        interval = "(0, 1]" if low_open else "[0, 1]"
-        raise ValueError(f"{name} must be in {interval}, got {value!r}")
-
-
-@dataclasses.dataclass(frozen=True)
-class MonitorConfig:
-    """Monitor parameters. Defaults and the reasons for them are in docs/task-monitor.md."""
-
-    # Success: k of the last n estimates at or over the threshold, per camera.
-    success_threshold: float = 0.65  # on the success probability (upstream LIBERO online RL)
-    progress_success_threshold: float = 0.9  # on progress, for backends without a success head
-    success_k: int = 2
-    success_n: int = 3
-    camera_rule: CameraRule = CameraRule.MAJORITY
-    cameras: Tuple[str, ...] = ()  # empty: combine over the cameras seen in the stage
-    # Failures (task): progress units in [0, 1], times in seconds of frame stamps.
-    regression_margin: float = 0.25
-    regression_hold_s: float = 1.0
-    stall_min_delta: float = 0.05
-    stall_window_s: float = 15.0
-    low_progress_floor: float = 0.15
-    low_progress_grace_s: float = 10.0
-    sustain_estimates: int = 2  # consecutive estimates a level must hold to count as reached
-    stage_timeout_s: Optional[float] = None  # default per-stage limit; a stage may override
-    episode_timeout_s: Optional[float] = 120.0  # default per-episode limit; a task may override
-    terminal_failures: FrozenSet[FailureKind] = frozenset()
-    # Camera / model health (never a task failure).
-    camera_stale_after_s: float = 2.0
-    # A gap longer than camera_stale_after_s between a camera's scored frames counts as a
-    # camera outage (event, failure clocks restart). Right for bags and replays; the live node
-    # turns it off: it detects outages by its own clock, and a slow model's gaps are no outage
-    # (with it on, a model slower than camera_stale_after_s per step would never see a stall).
-    gaps_are_outages: bool = True
-    # Dense reward.
-    reward_mode: DenseRewardMode = DenseRewardMode.PROGRESS
-    gamma: float = 0.99
-    success_bonus: float = 1.0
-    failure_bonus: float = -1.0
-    timeout_bonus: float = 0.0
-    zero_terminal_potential: bool = True
-    # Episode log.
-    log_directory: Optional[str] = None  # None: no log
-    fsync_estimates: bool = False
-
-    def __post_init__(self) -> None:
-        # Accept the plain strings / ints a ROS parameter or a YAML file carries.
-        try:
-            object.__setattr__(self, "camera_rule", CameraRule(self.camera_rule))
-        except ValueError:
-            raise ValueError(
-                f"camera_rule must be one of {[r.value for r in CameraRule]}, "
-                f"got {self.camera_rule!r}"
-            ) from None
-        try:
-            object.__setattr__(self, "reward_mode", DenseRewardMode(self.reward_mode))
-        except ValueError:
-            raise ValueError(
-                f"reward_mode must be one of {[m.value for m in DenseRewardMode]}, "
-                f"got {self.reward_mode!r}"
-            ) from None
-        object.__setattr__(self, "cameras", tuple(self.cameras))
-        object.__setattr__(
-            self, "terminal_failures", frozenset(_failure_kind(k) for k in self.terminal_failures)
-        )
-        _unit("success_threshold", self.success_threshold, low_open=True)
-        _unit("progress_success_threshold", self.progress_success_threshold, low_open=True)
-        if not (isinstance(self.success_n, int) and isinstance(self.success_k, int)):
-            raise ValueError("success_k and success_n must be integers")
-        if not 1 <= self.success_k <= self.success_n:
-            raise ValueError(
-                f"success_k must be in [1, success_n]; got success_k={self.success_k}, "
-                f"success_n={self.success_n}"
-            )
-        _unit("regression_margin", self.regression_margin, low_open=True)
-        _unit("stall_min_delta", self.stall_min_delta)
-        _unit("low_progress_floor", self.low_progress_floor)
-        if self.regression_hold_s < 0:
-            raise ValueError(f"regression_hold_s must be >= 0, got {self.regression_hold_s!r}")
-        _positive("stall_window_s", self.stall_window_s)
-        if self.low_progress_grace_s < 0:
-            raise ValueError(
-                f"low_progress_grace_s must be >= 0, got {self.low_progress_grace_s!r}"
-            )
-        if not (isinstance(self.sustain_estimates, int) and self.sustain_estimates >= 1):
-            raise ValueError(
-                f"sustain_estimates must be an integer >= 1, got {self.sustain_estimates!r}"
-            )
-        _positive("stage_timeout_s", self.stage_timeout_s, allow_none=True)
-        _positive("episode_timeout_s", self.episode_timeout_s, allow_none=True)
-        _positive("camera_stale_after_s", self.camera_stale_after_s)
-        health = {k for k in self.terminal_failures if not k.is_task_failure}
-        if health:
-            raise ValueError(
-                "camera stale and model error are not task failures and cannot be terminal: "
-                f"remove {sorted(k.name for k in health)} from terminal_failures"
-            )
-        if FailureKind.TIMEOUT in self.terminal_failures:
-            # A timeout always ends the episode; listing it is harmless but drop it for clarity.
-            object.__setattr__(
-                self, "terminal_failures", self.terminal_failures - {FailureKind.TIMEOUT}
-            )
-        if not 0.0 < self.gamma <= 1.0:
-            raise ValueError(f"gamma must be in (0, 1], got {self.gamma!r}")
-
-
-def _failure_kind(value: Any) -> FailureKind:
-    if isinstance(value, str):
-        try:
-            return FailureKind[value.strip().upper()]
-        except KeyError:
-            pass
-    try:
-        return FailureKind(value)
-    except ValueError:
-        raise ValueError(
-            f"unknown failure kind {value!r}; use one of {[k.name.lower() for k in FailureKind]}"
-        ) from None
+from robo_reward_ros.core.failure_detectors import (Finding, LowProgressDetector, RegressionDetector,
+                                                    StallDetector)
+from robo_reward_ros.core.monitor_config import MonitorConfig
+from robo_reward_ros.core.success_detector import SuccessDetector
+from robo_reward_ros.core.task_spec import TaskSpec
 
 
 @dataclasses.dataclass(frozen=True)
@@ -191,8 +63,10 @@ class MonitorState:
 
 @dataclasses.dataclass(frozen=True)
 class MonitorUpdate:
-    """What one call produced. ``reward`` is None when no reward step happened (the estimate
-    was rejected, or no episode runs)."""
+    """What one call produced.
+
+    ``reward`` is None when no reward step happened (the estimate was rejected, or no episode runs).
+    """
 
     events: Tuple[MonitorEvent, ...]
     reward: Optional[float]
@@ -205,9 +79,11 @@ _RUN_TAG = uuid.uuid4().hex[:4]
 
 
 def new_episode_id() -> str:
-    """UTC start time, a random tag and a per-process counter, e.g.
-    ``20261130T101500-7f3a-0003``: a node restarted within the same second must not reuse the
-    id (and the log file) of the episode it was killed in."""
+    """UTC start time, a random tag and a per-process counter, e.g. ``20261130T101500-7f3a-0003``.
+
+    A node restarted within the same second must not reuse the id (and the log file) of the episode
+    it was killed in.
+    """
     return (f"{time.strftime('%Y%m%dT%H%M%S', time.gmtime())}-{_RUN_TAG}-"
             f"{next(_EPISODE_COUNTER):04d}")
 
@@ -324,9 +200,11 @@ class TaskMonitor:
         stamp: float,
         episode_id: Optional[str] = None,
     ) -> MonitorUpdate:
-        """Start a fresh episode at frame stamp ``stamp``. A running episode is aborted first
-        (its end event comes first in the returned events). Frames stamped before ``stamp``
-        belong to no episode and are rejected."""
+        """Start a fresh episode at frame stamp ``stamp``.
+
+        A running episode is aborted first (its end event comes first in the returned events).
+        Frames stamped before ``stamp`` belong to no episode and are rejected.
+        """
         events: List[MonitorEvent] = []
         if self.running:
             events.extend(self.abort_episode(stamp, "a new episode was started").events)
@@ -356,8 +234,10 @@ class TaskMonitor:
         return MonitorUpdate(tuple(events), None, self.state, accepted=False)
 
     def abort_episode(self, stamp: float, reason: str) -> MonitorUpdate:
-        """End the running episode without a task outcome (operator stop, shutdown). The
-        status returns to IDLE, no reward or bonus is given, and no reset is requested."""
+        """End the running episode without a task outcome (operator stop, shutdown).
+
+        The status returns to IDLE, no reward or bonus is given, and no reset is requested.
+        """
         if not self.running:
             return MonitorUpdate((), None, self.state)
         episode = self._episode
@@ -371,8 +251,11 @@ class TaskMonitor:
     # ---- inputs ------------------------------------------------------------------------
 
     def update(self, estimate: RewardEstimate) -> MonitorUpdate:
-        """Feed one estimate. Estimates outside a running episode, or with a frame from before
-        the current stage's window, are rejected (logged, no events, no reward)."""
+        """Feed one estimate.
+
+        Estimates outside a running episode, or with a frame from before the current stage's window,
+        are rejected (logged, no events, no reward).
+        """
         episode = self._episode
         if not self.running or episode is None:
             return MonitorUpdate((), None, self.state)
@@ -430,8 +313,11 @@ class TaskMonitor:
                              accepted=True)
 
     def tick(self, stamp: float) -> MonitorUpdate:
-        """Advance time to frame stamp ``stamp`` without an estimate, so that time limits fire
-        while the model is slow or silent. Call it on a timer with the newest frame stamp."""
+        """Advance time to frame stamp ``stamp`` without an estimate.
+
+        This way time limits fire while the model is slow or silent. Call it on a timer with the
+        newest frame stamp.
+        """
         episode = self._episode
         if not self.running or episode is None:
             return MonitorUpdate((), None, self.state)
@@ -442,9 +328,11 @@ class TaskMonitor:
         return MonitorUpdate(tuple(events), self._reward_step(None, Outcome.TIMEOUT), self.state)
 
     def report_camera_stale(self, camera: str, stamp: float, age_s: float) -> MonitorUpdate:
-        """The node saw no frame from ``camera`` for ``age_s`` seconds (by its own clock).
-        Reported once per stale period; never a task failure, never ends the episode. The
-        camera's progress and votes are set aside until it delivers again."""
+        """Report that the node saw no frame from ``camera`` for ``age_s`` seconds (by its own clock).
+
+        Reported once per stale period; never a task failure, never ends the episode. The camera's
+        progress and votes are set aside until it delivers again.
+        """
         episode = self._episode
         if not self.running or episode is None:
             return MonitorUpdate((), None, self.state)
@@ -463,8 +351,10 @@ class TaskMonitor:
 
     def report_model_error(self, stamp: float, description: str,
                            camera: str = "") -> MonitorUpdate:
-        """The reward model failed (exception, non-finite output, out of memory). Reported once
-        until the next accepted estimate; never a task failure, never ends the episode."""
+        """Report that the reward model failed (exception, non-finite output, out of memory).
+
+        Reported once until the next accepted estimate; never a task failure, never ends the episode.
+        """
         episode = self._episode
         if not self.running or episode is None:
             return MonitorUpdate((), None, self.state)
@@ -540,8 +430,10 @@ class TaskMonitor:
 
     def _resume_after_gap(self, stage: _Stage, estimate: RewardEstimate,
                           now: float) -> List[MonitorEvent]:
-        """Restart the failure clocks when a camera comes back from a gap or a reported stale
-        period, or the model from an error, so that time without frames is not robot time."""
+        """Restart the failure clocks when a camera or the model comes back: time without frames is not robot time.
+
+        A camera comes back from a gap or a reported stale period, the model from an error.
+        """
         events: List[MonitorEvent] = []
         camera = estimate.camera
         previous = stage.last_camera_stamp.get(camera)
@@ -714,4 +606,3 @@ class TaskMonitor:
     def close(self) -> None:
         """Close the episode log (the node calls this on shutdown, after abort_episode)."""
         self._close_log()
-

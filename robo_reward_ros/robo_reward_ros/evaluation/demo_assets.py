@@ -1,6 +1,7 @@
-"""What the demo and the offline tools build on first use, cached under
-``~/.cache/robo_reward_ros`` (``ROBO_REWARD_CACHE`` overrides): the tiny checkpoint and the
-episode bags. Nothing is downloaded."""
+"""What the demo and the offline tools build on first use: the tiny checkpoint and the episode bags.
+
+They are cached under ``~/.cache/robo_reward_ros`` (``ROBO_REWARD_CACHE`` overrides). Nothing is downloaded.
+"""
 from __future__ import annotations
 
 import os
@@ -15,10 +16,10 @@ def cache_dir() -> str:
 
 
 def demo_checkpoint(log=print) -> str:
-    """A tiny Robometer-layout checkpoint (random weights), built once."""
+    """Return a tiny Robometer-layout checkpoint (random weights), built once."""
     path = os.path.join(cache_dir(), "demo-robometer-tiny")
     if not os.path.isfile(os.path.join(path, "config.yaml")):
-        from robo_reward_ros.models.tiny_checkpoints import build_checkpoint
+        from robo_reward_ros.models.testing.tiny_checkpoints import build_checkpoint
         log(f"building a tiny offline Robometer checkpoint in {path} ...")
         build_checkpoint("robometer", path)
     return path
@@ -31,8 +32,11 @@ TRAINED_FILES = ("config.json", "model.safetensors.index.json", "model-00001-of-
 
 
 def trained_model_source() -> Optional[str]:
-    """The committed weights of the demo model (trained here with ``robo-reward finetune``), or the
-    copy ``python -m robo_reward_ros.training.demo_model`` left in the cache; None if neither."""
+    """Return the committed weights of the demo model, or the copy in the cache; None if neither.
+
+    The committed weights were trained here with ``robo-reward finetune``;
+    ``python -m robo_reward_ros.training.demo_model`` leaves the copy in the cache.
+    """
     for folder in (TRAINED_MODEL_DIR, os.path.join(cache_dir(), "demo-robometer-trained-weights")):
         if all(os.path.isfile(os.path.join(folder, name)) for name in TRAINED_FILES):
             return folder
@@ -40,20 +44,22 @@ def trained_model_source() -> Optional[str]:
 
 
 def trained_demo_checkpoint(log=print) -> Optional[str]:
-    """The trained demo model as a loadable Robometer checkpoint in the cache: its weights and
-    config.json, a config.yaml whose ``base_model_id`` is a tokenizer/processor directory built
-    offline (Robometer reads only those files from its base model). None without the weights."""
+    """Return the trained demo model as a loadable Robometer checkpoint in the cache; None without the weights.
+
+    The checkpoint has its weights and config.json, and a config.yaml whose ``base_model_id`` is a
+    tokenizer/processor directory built offline (Robometer reads only those files from its base model).
+    """
     source = trained_model_source()
     if source is None:
         return None
     path = os.path.join(cache_dir(), "demo-robometer-trained")
     stamp = os.path.join(path, "source.txt")
     signature = source + "\n" + "\n".join(str(os.path.getsize(os.path.join(source, n))) + " "
-                                           + str(int(os.path.getmtime(os.path.join(source, n))))
-                                           for n in TRAINED_FILES)
+                                          + str(int(os.path.getmtime(os.path.join(source, n))))
+                                          for n in TRAINED_FILES)
     if os.path.isfile(stamp) and open(stamp).read() == signature:
         return path
-    from robo_reward_ros.models import tiny_checkpoints
+    from robo_reward_ros.models.testing import tiny_checkpoints
     log(f"preparing the trained demo model in {path} ...")
     base = os.path.join(path, "base_model")
     if not os.path.isfile(os.path.join(base, "tokenizer_config.json")):
@@ -65,8 +71,10 @@ def trained_demo_checkpoint(log=print) -> Optional[str]:
 
 
 def copy_trained_model(source: str, target: str, base_model_id: str) -> str:
-    """The demo model's weights and config.json copied to ``target``, with a config.yaml whose
-    ``base_model_id`` (where Robometer reads its tokenizer and processor) is the one given."""
+    """Copy the demo model's weights and config.json to ``target``, with a new config.yaml.
+
+    Its ``base_model_id`` (where Robometer reads its tokenizer and processor) is the one given.
+    """
     import shutil
     import yaml
     os.makedirs(target, exist_ok=True)
@@ -81,14 +89,16 @@ def copy_trained_model(source: str, target: str, base_model_id: str) -> str:
 
 
 def demo_sim_bags(scenarios=(), steps: int = 100, log=print) -> List[str]:
-    from robo_reward_ros.cli.sim_bags import make_sim_bags
+    from robo_reward_ros.evaluation.episode_sets import make_sim_bags
     out = os.path.join(cache_dir(), "bags", "metaworld")
     return make_sim_bags(out, scenarios, steps, log=log)
 
 
 def robot_clips_dir() -> Optional[str]:
-    """The shared real-robot clips, when this checkout has them (``../shared/data/robot-clips``
-    next to the repository, or ``ROBO_REWARD_ROBOT_CLIPS``)."""
+    """Return the shared real-robot clips, when this checkout has them.
+
+    Either ``../shared/data/robot-clips`` next to the repository, or ``ROBO_REWARD_ROBOT_CLIPS``.
+    """
     candidates = [os.environ.get(ROBOT_CLIPS_ENV, "")]
     here = os.path.dirname(os.path.abspath(__file__))
     for up in range(3, 7):  # source tree or an install prefix: look a few levels up
@@ -102,7 +112,7 @@ def demo_clip_bags(log=print) -> List[str]:
     folder = robot_clips_dir()
     if folder is None:
         return []
-    from robo_reward_ros.cli.video_bags import make_video_bags, robot_clip_videos
+    from robo_reward_ros.evaluation.episode_sets import make_video_bags, robot_clip_videos
     videos = robot_clip_videos(folder)
     return make_video_bags(os.path.join(cache_dir(), "bags", "robot-clips"),
                            [v for v, _ in videos], [t for _, t in videos], log=log)

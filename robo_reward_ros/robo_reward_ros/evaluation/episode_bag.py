@@ -1,14 +1,15 @@
-"""Episodes as ROS 2 bags (rosbag2 directories, MCAP storage) written and read with ``rosbags``
-(pure Python, no ROS install needed; ROS 2 Kilted message definitions).
+"""Episodes as ROS 2 bags (rosbag2 directories, MCAP storage) written and read with ``rosbags``.
 
-One bag per episode. Topics:
+Pure Python, no ROS install needed; ROS 2 Kilted message definitions.
 
-| topic | type | when | what |
-|---|---|---|---|
-| ``/camera/image_raw`` | ``sensor_msgs/msg/Image`` (rgb8) | every frame | the camera |
-| ``/instruction`` | ``std_msgs/msg/String`` | once, at the first frame | first stage's instruction |
-| ``/episode`` | ``std_msgs/msg/String`` (JSON) | once, at the first frame | task stages, outcome, failure kind and step, source, seed |
-| ``/ground_truth`` | ``std_msgs/msg/String`` (JSON) | with every frame (same stamp) | ``{"frame", "stage", "success", "progress"}`` |
+One bag per episode. Topics (type, when: what):
+
+- ``/camera/image_raw`` (``sensor_msgs/msg/Image``, rgb8), every frame: the camera
+- ``/instruction`` (``std_msgs/msg/String``), once, at the first frame: first stage's instruction
+- ``/episode`` (``std_msgs/msg/String``, JSON), once, at the first frame: task stages, outcome,
+  failure kind and step, source, seed
+- ``/ground_truth`` (``std_msgs/msg/String``, JSON), with every frame (same stamp):
+  ``{"frame", "stage", "success", "progress"}``
 
 Ground truth travels as JSON strings so that any ROS 2 install can play or echo the bag
 without extra message packages; ``/ground_truth`` is absent when the truth is unknown (real
@@ -87,8 +88,10 @@ def _ns(seconds: float) -> int:
 
 
 def read_episode_bag(path: str, max_frames: Optional[int] = None) -> Episode:
-    """An episode back from a bag written by :func:`write_episode_bag`, or from any bag with
-    ``/camera/image_raw`` and ``/instruction`` (then without truth or outcome)."""
+    """Read an episode back from a bag written by :func:`write_episode_bag`, or from any other bag.
+
+    Another bag needs ``/camera/image_raw`` and ``/instruction``; its episode comes without truth or outcome.
+    """
     from rosbags.rosbag2 import Reader
     from robo_reward_ros.core.image_decoding import decode_raw
     store = _typestore()

@@ -22,7 +22,7 @@ LIVE_OVERRIDES = {"cameras.qos.reliability": "reliable", "cameras.qos.depth": 10
 
 
 def ros_value(value: Any) -> str:
-    """A parameter value as ``-p name:=VALUE`` text (YAML): strings quoted, lists in flow style."""
+    """Format a parameter value as ``-p name:=VALUE`` text (YAML): strings quoted, lists in flow style."""
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, (str, list, tuple)):
@@ -51,7 +51,7 @@ class EpisodePlayer:
         from robo_reward_msgs.msg import FailureEvent, RewardEstimate, TaskState
         from robo_reward_msgs.srv import SetTask, StartEpisode
         from sensor_msgs.msg import Image
-        from robo_reward_ros.reward_node import LATCHED_QOS
+        from robo_reward_ros.node.reward_node import LATCHED_QOS
         self.process, self.log_path, self.rate_hz = process, log_path, rate_hz
         self._context = rclpy.Context()
         rclpy.init(context=self._context)
@@ -94,12 +94,14 @@ class EpisodePlayer:
         return response
 
     def play(self, episode: Episode) -> float:
-        """Set the task, start an episode named after it, publish its frames in real time
-        (stamped now + their offset), wait until the node scored the last one (or ended the
-        episode). Returns the offset from episode time to the stamps sent."""
+        """Play an episode to the node; return the offset from episode time to the stamps sent.
+
+        Set the task, start an episode named after it, publish its frames in real time
+        (stamped now + their offset), wait until the node scored the last one (or ended the episode).
+        """
         from robo_reward_msgs.srv import SetTask, StartEpisode
         from robo_reward_ros.core.task_spec import build_task
-        from robo_reward_ros.task_conversions import task_to_msg
+        from robo_reward_ros.node.task_conversions import task_to_msg
         self._call(self._set_task, SetTask.Request(
             task=task_to_msg(build_task(list(episode.instructions))), start_episode=False),
             "set_task")
@@ -143,8 +145,10 @@ class EpisodePlayer:
 
 def trace_from_messages(episode: Episode, estimates, failures, states, offset: float,
                         bag: str = "") -> EpisodeTrace:
-    """The node's messages about ``episode`` (matched by episode id) as a trace in episode
-    time (message stamp - ``offset``)."""
+    """Return the node's messages about ``episode`` (matched by episode id) as a trace in episode time.
+
+    Episode time is message stamp - ``offset``.
+    """
     from robo_reward_ros.core.events import FailureKind, TaskStatus
     trace = EpisodeTrace(episode, bag=bag)
     for msg in [m for m in estimates if m.episode_id == episode.name]:
@@ -247,8 +251,10 @@ def live_replay_all(values: Dict[str, Any], bags: List[str], log_path: str,
 
 
 def main(argv=None) -> int:
-    """``python -m robo_reward_ros.evaluation.live_replay BAG...``: a camera and task source
-    that plays recorded episodes to a running reward node (the demo's camera process)."""
+    """``python -m robo_reward_ros.evaluation.live_replay BAG...``: play recorded episodes to a running reward node.
+
+    A camera and task source (the demo's camera process).
+    """
     import argparse
     import sys
     from robo_reward_ros.evaluation.episode_bag import find_bags, read_episode_bag

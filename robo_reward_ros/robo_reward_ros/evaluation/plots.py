@@ -18,8 +18,10 @@ def plot_episode(summary: Dict[str, Any], estimates: Sequence[Dict[str, Any]],
                  events: Sequence[Dict[str, Any]], path: str, title_note: str = "",
                  live: Optional[Sequence[Dict[str, Any]]] = None) -> str:
     """Progress and success probability over time, ground truth when known, events marked.
+
     ``summary``/``estimates``/``events`` are the records of a replay folder (trace.py);
-    ``live`` optionally overlays the live node's estimates of the same episode."""
+    ``live`` optionally overlays the live node's estimates of the same episode.
+    """
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(7.0, 3.4), dpi=100)
     stamps = summary.get("stamps") or []

@@ -1,5 +1,6 @@
-"""Episodes through the node's own reward loop, offline: the same parameters, the same
-``RewardPipeline`` (window, model, task monitor), stepped in frame-stamp time.
+"""Episodes through the node's own reward loop, offline, stepped in frame-stamp time.
+
+The same parameters, the same ``RewardPipeline`` (window, model, task monitor) as the node.
 
 The node steps at ``inference.rate_hz`` of wall time on the newest window; here a step happens
 when a frame's stamp reaches the next multiple of ``1 / inference.rate_hz`` after the episode's
@@ -12,8 +13,7 @@ from typing import Any, Callable, Dict, Iterable, List, Optional
 
 from robo_reward_ros.core.events import (EpisodeEnded, FailureDetected, MonitorEvent,
                                          StageSucceeded)
-from robo_reward_ros.core.frame import Frame
-from robo_reward_ros.core.image_decoding import fit_pixels
+from robo_reward_ros.core.frame_intake import FrameIntake
 from robo_reward_ros.core.reward_pipeline import CameraResult, RewardPipeline
 from robo_reward_ros.core.task_monitor import MonitorUpdate, TaskMonitor
 from robo_reward_ros.core.task_spec import build_task
@@ -24,8 +24,10 @@ from robo_reward_ros.evaluation.trace import EpisodeTrace, EstimateRecord, Event
 def node_parameter_values(model: str, backend: str = "robometer", precision: str = "fp32",
                           device: str = "cpu", overrides: Optional[Dict[str, Any]] = None
                           ) -> Dict[str, Any]:
-    """Every reward-node parameter: the node's defaults, the model, no episode log, then
-    ``overrides`` (node parameter names). The live replay passes the same values to the node."""
+    """Every reward-node parameter: the node's defaults, the model, no episode log, then ``overrides``.
+
+    ``overrides`` uses node parameter names. The live replay passes the same values to the node.
+    """
     from robo_reward_ros.core.node_settings import SPECS
     values = {spec.name: spec.default for spec in SPECS}
     values.update({"model.preset": "", "model.id": model, "model.backend": backend,
@@ -58,8 +60,8 @@ class OfflineReplay:
         self.values = values
         self.settings = read_settings(values)
         if model is None:
-            from robo_reward_ros.models.backend_registry import (create_reward_model,
-                                                                  import_plugins)
+            from robo_reward_ros.models.loading.backend_registry import (create_reward_model,
+                                                                         import_plugins)
             spec = self.settings.model
             import_plugins(spec.plugin_modules)
             model = create_reward_model(spec.model_id, spec.backend, spec.precision,
@@ -76,6 +78,9 @@ class OfflineReplay:
         pipeline = RewardPipeline(self.model, TaskMonitor(settings.monitor),
                                   settings.monitor.cameras, settings.window,
                                   settings.error_policy())
+        clock = _RecordingClock()
+        intake = FrameIntake(pipeline, settings.max_pixels, settings.max_stamp_jump_sec,
+                             settings.new_timeline_frames, clock=clock)
         trace = EpisodeTrace(episode, bag=bag)
         updates = pipeline.set_task(build_task(list(episode.instructions)), None, True,
                                     episode_id=episode.name)
@@ -85,10 +90,9 @@ class OfflineReplay:
         next_step = origin + period
         last = len(episode.frames) - 1
         for index, frame in enumerate(episode.frames):
-            frame = Frame(frame.stamp, fit_pixels(frame.rgb, settings.max_pixels))
-            started = pipeline.add_frame(self.camera, frame)
-            _events(trace, [started] if started is not None else [])
-            _events(trace, [pipeline.tick(frame.stamp)])
+            clock.now = frame.stamp
+            _events(trace, intake.tick())  # a gap in the recording is a silent camera
+            _events(trace, intake.receive_rgb(self.camera, frame.stamp, frame.rgb).updates)
             if frame.stamp >= next_step - 1e-9 or index == last:
                 while next_step <= frame.stamp + 1e-9:
                     next_step += period
@@ -100,13 +104,22 @@ class OfflineReplay:
                 _events(trace, report.updates)
             if on_frame is not None:
                 on_frame()
-            if not pipeline.monitor.running:
+            if not pipeline.episode_active:
                 break
         if pipeline.monitor.running:
             _events(trace, [pipeline.abort_episode(episode.frames[-1].stamp,
                                                    "the recording ended")])
         pipeline.close()
         return trace
+
+
+class _RecordingClock:
+    """The frame intake's clock in a replay: it follows the recording's stamps."""
+
+    now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
 
 
 def _estimate(episode: str, result: CameraResult) -> EstimateRecord:

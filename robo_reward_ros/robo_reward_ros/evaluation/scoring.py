@@ -1,5 +1,6 @@
-"""The evaluation of a replay: per-episode numbers, then the metrics of core/metrics.py over
-episodes and tasks (definitions in docs/offline-evaluation.md).
+"""The evaluation of a replay: per-episode numbers, then the metrics of evaluation/metrics.py over episodes and tasks.
+
+Definitions in docs/offline-evaluation.md.
 
 Per episode (from its estimates, i.e. what the node published, in order):
 - progress trace: the newest frame's progress of each estimate (Robometer's "frame steps" mode:
@@ -14,7 +15,7 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from robo_reward_ros.core import metrics
+from robo_reward_ros.evaluation import metrics
 
 
 def episode_rows(data: Dict[str, Any]) -> List[Dict[str, Any]]:
@@ -96,8 +97,10 @@ def evaluate(rows: Sequence[Dict[str, Any]],
 
 
 def preference_pairs(rows: Sequence[Dict[str, Any]]) -> List[Tuple[str, str]]:
-    """Pairs of the same task with different outcomes, the better one first in every other
-    pair (so a model that always prefers A or always B scores 50%)."""
+    """Pairs of the same task with different outcomes, the better one first in every other pair.
+
+    A model that always prefers A or always B then scores 50%.
+    """
     pairs = []
     by_task: Dict[str, List[Dict[str, Any]]] = defaultdict(list)
     for row in rows:

@@ -1,6 +1,7 @@
-"""What a replay produced for one episode, in one shape whether it came from the offline
-pipeline or from the live node: estimates (one per inference step), events, and the episode's
-ground truth, with the files they are written to and read from.
+"""What a replay produced for one episode, in one shape whether it came from the offline pipeline or from the live node.
+
+Estimates (one per inference step), events, and the episode's ground truth, with the files they are
+written to and read from.
 
 Stamps are seconds from the episode's first frame. Files in a replay folder:
 ``estimates.jsonl`` / ``estimates.csv`` (one row per estimate), ``events.jsonl`` /
@@ -132,8 +133,10 @@ def _csv(path: str, fields: Sequence[str], rows: List[Dict[str, Any]]) -> None:
 
 
 def read_replay(out_dir: str) -> Dict[str, Any]:
-    """``{"episodes": [summary...], "estimates": {name: [record...]}, "events": {...}, ...}``
-    from a replay folder (what ``robo-reward eval`` reads)."""
+    """``{"episodes": [summary...], "estimates": {name: [record...]}, "events": {...}, ...}`` from a replay folder.
+
+    This is what ``robo-reward eval`` reads.
+    """
     with open(os.path.join(out_dir, "episodes.json")) as handle:
         data = json.load(handle)
     for kind in ("estimates", "events"):

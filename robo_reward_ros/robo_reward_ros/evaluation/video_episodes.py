@@ -1,6 +1,6 @@
 """Recorded videos (a robot's own clips) as episodes, for the same bag layout as the sim ones.
 
-Frames are decoded with PyAV (core/video_file.py); stamps are presentation times from the first
+Frames are decoded with PyAV (evaluation/video_file.py); stamps are presentation times from the first
 frame. A video carries no per-frame truth; the outcome may be given when it is known.
 """
 from __future__ import annotations
@@ -10,7 +10,7 @@ from typing import Optional
 
 from robo_reward_ros.core.image_decoding import fit_pixels
 from robo_reward_ros.core.frame import Frame
-from robo_reward_ros.core.video_file import read_video
+from robo_reward_ros.evaluation.video_file import read_video
 from robo_reward_ros.evaluation.episode import Episode
 
 # The instructions of the three clips in the shared robot-clips folder (its README).
@@ -24,8 +24,11 @@ ROBOT_CLIP_INSTRUCTIONS = {
 def video_episode(path: str, instruction: str, sample_fps: Optional[float] = 10.0,
                   max_pixels: int = 224 * 224, outcome: str = "",
                   name: Optional[str] = None) -> Episode:
-    """``sample_fps`` keeps about that many frames per second (None: all); frames larger than
-    ``max_pixels`` are downscaled with their aspect kept (the node does the same on arrival)."""
+    """``sample_fps`` keeps about that many frames per second (None: all).
+
+    Frames larger than ``max_pixels`` are downscaled with their aspect kept (the node does the same
+    on arrival).
+    """
     frames = [Frame(f.stamp, fit_pixels(f.rgb, max_pixels))
               for f in read_video(path, sample_fps)]
     stem = os.path.splitext(os.path.basename(path))[0]

@@ -3,11 +3,11 @@
 Construct with :func:`load_reward_model`; every backend is a :class:`RewardModel`.
 Heavy modules (torch, transformers) load only when a backend is built.
 """
-from .checkpoint_layout import CheckpointError
-from .frame_selection import select_frames
-from .loader import BACKENDS, load_reward_model
-from .choices import DEVICES, PRECISIONS
-from .reward_model import Capabilities, Frame, ModelOutput, RewardModel
+from robo_reward_ros.models.loading.checkpoint_layout import CheckpointError
+from robo_reward_ros.models.backends.frame_selection import select_frames
+from robo_reward_ros.models.loading.loader import BACKENDS, load_reward_model
+from robo_reward_ros.models.loading.choices import DEVICES, PRECISIONS
+from robo_reward_ros.models.reward_model import Capabilities, Frame, ModelOutput, RewardModel
 
 __all__ = ["BACKENDS", "DEVICES", "PRECISIONS", "Capabilities", "CheckpointError", "Frame", "ModelOutput",
            "RewardModel", "load_reward_model", "select_frames"]

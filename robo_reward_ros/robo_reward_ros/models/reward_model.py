@@ -9,7 +9,7 @@ from typing import Any, Dict, Optional, Sequence
 
 import numpy as np
 
-from ..core.frame import Frame  # noqa: F401  (re-exported: part of the model interface)
+from robo_reward_ros.core.frame import Frame  # noqa: F401  (re-exported: part of the model interface)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -21,8 +21,8 @@ from typing import Dict, List
 
 import torch
 
-from robo_reward_ros.models.checkpoint_layout import read_config_file, write_sharded_weights
-from robo_reward_ros.models.robometer_modeling import HEAD_NAMES
+from robo_reward_ros.models.loading.checkpoint_layout import model_file, write_sharded_weights
+from robo_reward_ros.models.backends.robometer_modeling import HEAD_NAMES
 
 MODES = ("heads", "lora", "full")
 LORA_TARGETS = r".*model\.language_model\.layers\.\d+\.(self_attn\.(q|k|v|o)_proj|mlp\.(gate|up|down)_proj)"
@@ -30,7 +30,7 @@ LORA_TARGETS = r".*model\.language_model\.layers\.\d+\.(self_attn\.(q|k|v|o)_pro
 
 def configure_mode(network: torch.nn.Module, mode: str, lora_rank: int = 16, lora_alpha: int = 32,
                    lora_dropout: float = 0.05, train_embeddings: bool = False) -> List[str]:
-    """Sets ``requires_grad`` (and adds LoRA layers) for the mode; returns the trainable names."""
+    """Set ``requires_grad`` (and add LoRA layers) for the mode; return the trainable names."""
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
     if mode == "lora":
@@ -56,7 +56,7 @@ def configure_mode(network: torch.nn.Module, mode: str, lora_rank: int = 16, lor
 
 
 def exported_state(network: torch.nn.Module, dtype: torch.dtype) -> Dict[str, torch.Tensor]:
-    """The published key names and values; LoRA deltas merged into their base weights."""
+    """Return the published key names and values; LoRA deltas merged into their base weights."""
     lora_layers = {}
     for name, module in network.named_modules():
         if hasattr(module, "get_delta_weight") and hasattr(module, "base_layer"):
@@ -81,13 +81,13 @@ def save_published_layout(network: torch.nn.Module, base_dir: str, out_dir: str,
     os.makedirs(out_dir, exist_ok=True)
     state = exported_state(network, dtype)
     write_sharded_weights(state, out_dir)
-    with open(read_config_file(base_dir, "config.json"), encoding="utf-8") as handle:
+    with open(model_file(base_dir, "config.json"), encoding="utf-8") as handle:
         config = json.load(handle)
     config["dtype"] = str(dtype).replace("torch.", "")
     config.pop("torch_dtype", None)
     with open(os.path.join(out_dir, "config.json"), "w", encoding="utf-8") as handle:
         json.dump(config, handle, indent=2, sort_keys=True)
-    source_yaml = read_config_file(base_dir, "config.yaml")
+    source_yaml = model_file(base_dir, "config.yaml")
     if os.path.abspath(source_yaml) != os.path.abspath(os.path.join(out_dir, "config.yaml")):
         shutil.copyfile(source_yaml, os.path.join(out_dir, "config.yaml"))
     return out_dir

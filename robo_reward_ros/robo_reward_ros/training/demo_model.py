@@ -5,7 +5,7 @@
 1. Meta-World episode sets (training/metaworld_set.py): the training tasks at seeds 1..N, held-out
    seeds (seed 0, and the demo's own episodes) and held-out tasks. Never trained on: the last two.
 2. A tiny Qwen3-VL-architecture Robometer-layout checkpoint with random weights
-   (models/tiny_checkpoints.py), then ``robo-reward finetune`` on the training set (full
+   (models/testing/tiny_checkpoints.py), then ``robo-reward finetune`` on the training set (full
    fine-tune on CPU: about 20 minutes on 2 cores; ``--steps`` changes it).
 3. ``--install``: copies the result where the demo looks for it when the package has no
    committed weights (``~/.cache/robo_reward_ros/demo-robometer-trained-weights``).
@@ -18,7 +18,7 @@ import argparse
 import json
 import os
 import sys
-from typing import Dict, List, Optional, Sequence
+from typing import Dict, Optional, Sequence
 
 from robo_reward_ros.demo import DEMO_PARAMETERS
 
@@ -28,20 +28,22 @@ BASE_MODEL_ID = "Qwen/Qwen3-VL-4B-Instruct"
 NODE_PARAMS = [f"{name}={value:g}" for name, value in DEMO_PARAMETERS.items()]
 
 
-def recipe(steps: int) -> List[str]:
-    """The finetune options of the committed model (README, "Fine-tuning")."""
+def recipe(steps: int) -> Dict[str, object]:
+    """Return the finetune settings of the committed model (README, "Fine-tuning").
+
+    The same as ``robo-reward finetune --mode full --epochs 4 --steps-per-epoch STEPS/4 --batch-size 8 --lr 2e-3
+    --frame-stride 2 --counterfactual-fraction 0.1 --preference-fraction 0.1 --no-eval-preference``
+    with the demo's node parameters as ``-p``.
+    """
     epochs = 4
-    options = ["--mode", "full", "--epochs", str(epochs), "--steps-per-epoch", str(max(1, steps // epochs)),
-               "--batch-size", "8", "--lr", "2e-3", "--frame-stride", "2", "--counterfactual-fraction", "0.1",
-               "--preference-fraction", "0.1", "--no-eval-preference"]
-    for param in NODE_PARAMS:
-        options += ["-p", param]
-    return options
+    return {"mode": "full", "epochs": epochs, "steps_per_epoch": max(1, steps // epochs),
+            "batch_size": 8, "lr": 2e-3, "frame_stride": 2, "counterfactual_fraction": 0.1,
+            "preference_fraction": 0.1, "eval_preference": False, "eval_params": list(NODE_PARAMS)}
 
 
 def train(work: str, steps: int, train_seeds: int = TRAIN_SEEDS) -> str:
-    from robo_reward_ros.cli.finetune import main as finetune_main
-    from robo_reward_ros.models.tiny_checkpoints import build_checkpoint
+    from robo_reward_ros.training.finetune import FinetuneConfig, finetune
+    from robo_reward_ros.models.testing.tiny_checkpoints import build_checkpoint
     from robo_reward_ros.training.metaworld_set import build_sets
     bags = os.path.join(work, "bags")
     build_sets(bags, train_seeds=train_seeds)
@@ -49,18 +51,17 @@ def train(work: str, steps: int, train_seeds: int = TRAIN_SEEDS) -> str:
     if not os.path.isfile(os.path.join(base, "config.yaml")):
         build_checkpoint("robometer", base)
     out = os.path.join(work, "trained")
-    code = finetune_main(["--model", base, "--episodes", os.path.join(bags, "train"), "--out", out,
-                          "--eval-episodes", os.path.join(bags, "heldout-seeds")] + recipe(steps))
-    if code:
-        raise SystemExit(code)
+    finetune(FinetuneConfig(model=base, episodes=[os.path.join(bags, "train")], out=out,
+                            eval_episodes=[os.path.join(bags, "heldout-seeds")], **recipe(steps)))
     return out
 
 
 def install(trained: str, target: str = "") -> str:
-    """Copy the model where the demo finds it (the cache, or ``target``: the package's
-    data/demo-robometer to commit). config.yaml names the real base model (the tiny one's tokenizer
-    and processor are Qwen3-VL's), not this machine's path; the demo points it at an offline-built
-    copy (evaluation/demo_assets.py)."""
+    """Copy the model where the demo finds it (the cache, or ``target``: the package's data/demo-robometer to commit).
+
+    config.yaml names the real base model (the tiny one's tokenizer and processor are Qwen3-VL's),
+    not this machine's path; the demo points it at an offline-built copy (evaluation/demo_assets.py).
+    """
     from robo_reward_ros.evaluation.demo_assets import cache_dir, copy_trained_model
     target = target or os.path.join(cache_dir(), "demo-robometer-trained-weights")
     return copy_trained_model(trained, target, BASE_MODEL_ID)
@@ -77,8 +78,8 @@ ROWS = (("VOC, Pearson to the progress label", lambda m: m["voc_pearson_successf
 
 
 def evaluate(model: str, bags: str, out: str) -> Dict:
-    from robo_reward_ros.cli.evaluate import run_eval
-    from robo_reward_ros.cli.replay import run_replay
+    from robo_reward_ros.evaluation.eval_run import run_eval
+    from robo_reward_ros.evaluation.replay_run import run_replay
     replay = os.path.join(out, "replay")
     run_replay([bags], replay, model, "robometer", "fp32", "cpu", NODE_PARAMS, plots=False, progress_bar=False)
     return run_eval([replay], os.path.join(out, "eval"), preference=False)["metrics"]

@@ -25,7 +25,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 import numpy as np
 
 from robo_reward_ros.core.frame import Frame
-from robo_reward_ros.models.frame_selection import select_frames
+from robo_reward_ros.models.backends.frame_selection import select_frames
 
 
 class UnusableEpisodeError(ValueError):
@@ -133,7 +133,7 @@ def load_episodes(paths: Sequence[str], frame_stride: int = 1, skip_unusable: bo
 
 def split_episodes(episodes: Sequence[TrainingEpisode], fraction: float, seed: int
                    ) -> Tuple[List[TrainingEpisode], List[TrainingEpisode]]:
-    """A held-out share of the episodes, drawn per task so every task keeps training data."""
+    """Split off a held-out share of the episodes, drawn per task so every task keeps training data."""
     if fraction <= 0:
         return list(episodes), []
     rng = np.random.default_rng(seed)
@@ -172,7 +172,7 @@ class ExampleSampler:
         self.successes = [e for group in self.better.values() for e in group]
 
     def _clip(self, stage: Stage, end: int) -> Tuple[List[Frame], np.ndarray]:
-        indices = select_frames(list(range(end + 1)), self.max_frames, "linspace")
+        indices = select_frames(list(range(end + 1)), self.max_frames, "linspace", pad=True)
         return [stage.frames[i] for i in indices], np.asarray(indices)
 
     def progress_example(self, rng: np.random.Generator) -> Example:

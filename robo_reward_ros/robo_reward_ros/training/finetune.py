@@ -79,7 +79,7 @@ def _lr_factor(step: int, total: int, warmup: int) -> float:
 class Finetuner:
     def __init__(self, config: FinetuneConfig, log=print) -> None:
         from accelerate import Accelerator
-        from robo_reward_ros.models.robometer import RobometerBackend
+        from robo_reward_ros.models.backends.robometer import RobometerBackend
         from robo_reward_ros.training.checkpoint import configure_mode
         from robo_reward_ros.training.episodes import (ExampleSampler, describe, load_episodes,
                                                        split_episodes)
@@ -182,7 +182,7 @@ class Finetuner:
         batch = build_batch(self.backend, examples, self.accelerator.device)
         for group in self.optimizer.param_groups:
             group["lr"] = self.config.default_lr() * _lr_factor(self.step, self.total_steps,
-                                                                 self.config.warmup_steps)
+                                                                self.config.warmup_steps)
         torch.manual_seed(self.config.seed * 1_000_003 + self.step)  # dropout
         self.module.train()
         with self.accelerator.autocast():
@@ -247,9 +247,9 @@ class Finetuner:
         self.accelerator.wait_for_everyone()
 
     def evaluate(self, epoch: int) -> Dict[str, Any]:
-        """The saved checkpoint through replay and eval (the offline tools) on the held-out bags."""
-        from robo_reward_ros.cli.evaluate import run_eval
-        from robo_reward_ros.cli.replay import run_replay
+        """Run the saved checkpoint through replay and eval (the offline tools) on the held-out bags."""
+        from robo_reward_ros.evaluation.eval_run import run_eval
+        from robo_reward_ros.evaluation.replay_run import run_replay
         folder = os.path.join(self.config.out, "eval", f"epoch-{epoch}")
         replay_dir = os.path.join(folder, "replay")
         run_replay(self.eval_bags, replay_dir, self.config.out, "robometer", "fp32", "cpu",
@@ -274,7 +274,7 @@ class Finetuner:
 
 
 def optimizer_to_tensors(state_dict: Dict[str, Any]):
-    """An optimizer state dict as safetensors tensors plus JSON param groups (no pickle)."""
+    """Convert an optimizer state dict to safetensors tensors plus JSON param groups (no pickle)."""
     tensors = {}
     for index, slots in state_dict["state"].items():
         for name, value in slots.items():
@@ -292,7 +292,7 @@ def optimizer_from_tensors(tensors: Dict[str, torch.Tensor], groups) -> Dict[str
 
 
 def headline(result: Dict[str, Any]) -> Dict[str, Optional[float]]:
-    """The figures a training curve follows, from ``robo-reward eval``'s metrics."""
+    """Pick the figures a training curve follows, from ``robo-reward eval``'s metrics."""
     def mean(entry):
         return entry.get("mean") if isinstance(entry, dict) else entry
     return {"voc_pearson": result.get("voc_pearson_successful"),

@@ -40,8 +40,11 @@ def two_hot(progress: torch.Tensor, bins: int) -> torch.Tensor:
 
 
 class RobometerTrainingModule(nn.Module):
-    """Backbone forward plus the heads at the given token positions (so that DDP, which
-    ``accelerate`` wraps around this module, sees every parameter used in one forward)."""
+    """Backbone forward plus the heads at the given token positions.
+
+    Together, so that DDP, which ``accelerate`` wraps around this module, sees every parameter used
+    in one forward.
+    """
 
     def __init__(self, network: nn.Module) -> None:
         super().__init__()
@@ -69,10 +72,12 @@ class Batch:
 
 
 def build_batch(backend, examples: Sequence[Example], device: torch.device) -> Batch:
-    """Robometer's own prompts (the inference path's sequence builders) for every example,
-    right-padded into one batch with raw pixels (the vision tower runs with gradients)."""
-    from robo_reward_ros.models.qwen_sequences import collate, vision_inputs
-    from robo_reward_ros.models.robometer_special_tokens import PREF_TOKEN, PROG_TOKEN
+    """Robometer's own prompts (the inference path's sequence builders) for every example, right-padded into one batch.
+
+    With raw pixels: the vision tower runs with gradients.
+    """
+    from robo_reward_ros.models.qwen.sequences import collate, vision_inputs
+    from robo_reward_ros.models.backends.robometer_special_tokens import PREF_TOKEN, PROG_TOKEN
     sequences, prog_index, progress, success, pref_index, preference = [], [], [], [], [], []
     prog_id, pref_id = backend.token_ids[PROG_TOKEN], backend.token_ids[PREF_TOKEN]
     for row, example in enumerate(examples):
@@ -115,7 +120,7 @@ def robometer_loss(outputs, batch: Batch, weights: LossWeights, bins: int) -> Di
 
 
 def progress_mae(outputs, batch: Batch) -> Optional[float]:
-    from robo_reward_ros.models.robometer_modeling import decode_progress
+    from robo_reward_ros.models.backends.robometer_modeling import decode_progress
     if not len(batch.progress):
         return None
     with torch.no_grad():

@@ -1,0 +1,71 @@
+"""Sets of episode bags made from Meta-World renders or recorded videos (one bag per episode).
+
+What ``robo-reward sim-bags`` and ``video-bags`` run, and what the demo builds on first use.
+"""
+from __future__ import annotations
+
+import os
+from typing import List, Sequence
+
+
+def make_sim_bags(out: str, scenarios: Sequence[str] = (), steps: int = 100, size: int = 224,
+                  seeds: int = 1, force: bool = False, log=print) -> List[str]:
+    """Render and write the bags; an existing bag is kept unless ``force``. Returns their paths."""
+    import shutil
+    from robo_reward_ros.evaluation.episode_bag import write_episode_bag
+    from robo_reward_ros.evaluation.metaworld_episodes import (SCENARIOS, generate_episode,
+                                                               scenario_by_name)
+    chosen = [scenario_by_name(n) for n in scenarios] if scenarios else list(SCENARIOS)
+    paths = []
+    for offset in range(seeds):
+        for scenario in chosen:
+            name = scenario.name if offset == 0 else f"{scenario.name}_s{scenario.seed + offset}"
+            path = os.path.join(out, name)
+            if os.path.isfile(os.path.join(path, "metadata.yaml")) and not force:
+                paths.append(path)
+                continue
+            if os.path.exists(path):
+                shutil.rmtree(path)
+            stage_steps = steps * (2 if scenario.mode == "two_stage" else 1)
+            episode = generate_episode(scenario, stage_steps, size, seed_offset=offset)
+            write_episode_bag(episode, path)
+            log(f"{path}: {len(episode.frames)} frames, {episode.outcome}"
+                + (f" ({episode.failure_kind} at frame {episode.failure_step})"
+                   if episode.failure_kind else ""))
+            paths.append(path)
+    return paths
+
+
+def make_video_bags(out: str, videos: Sequence[str], instructions: Sequence[str],
+                    outcome: str = "", sample_fps: float = 10.0, max_pixels: int = 224 * 224,
+                    force: bool = False, log=print) -> List[str]:
+    import shutil
+    from robo_reward_ros.evaluation.episode_bag import write_episode_bag
+    from robo_reward_ros.evaluation.video_episodes import video_episode
+    if len(instructions) == 1:
+        instructions = list(instructions) * len(videos)
+    if len(instructions) != len(videos):
+        raise ValueError(f"{len(videos)} video(s) but {len(instructions)} instruction(s)")
+    paths = []
+    for video, instruction in zip(videos, instructions):
+        path = os.path.join(out, os.path.splitext(os.path.basename(video))[0])
+        if os.path.isfile(os.path.join(path, "metadata.yaml")) and not force:
+            paths.append(path)
+            continue
+        if os.path.exists(path):
+            shutil.rmtree(path)
+        episode = video_episode(video, instruction, sample_fps or None, max_pixels, outcome)
+        write_episode_bag(episode, path)
+        log(f"{path}: {len(episode.frames)} frames, '{instruction}'")
+        paths.append(path)
+    return paths
+
+
+def robot_clip_videos(folder: str) -> List[tuple]:
+    from robo_reward_ros.evaluation.video_episodes import ROBOT_CLIP_INSTRUCTIONS
+    found = [(os.path.join(folder, stem + ".mp4"), text)
+             for stem, text in ROBOT_CLIP_INSTRUCTIONS.items()
+             if os.path.isfile(os.path.join(folder, stem + ".mp4"))]
+    if not found:
+        raise FileNotFoundError(f"{folder}: none of {sorted(ROBOT_CLIP_INSTRUCTIONS)} (.mp4)")
+    return found

@@ -1,0 +1,1 @@
+"""The reward backends (Robometer, RoboReward, TOPReward) behind the RewardModel interface."""

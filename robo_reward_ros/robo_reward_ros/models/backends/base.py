@@ -1,0 +1,34 @@
+"""What the three Qwen3-VL backends share, so each file holds only its model's contract.
+
+Every backend runs on one device, keeps a vision-feature cache fed by the torch tower or an ONNX
+Runtime graph, forgets per-episode state on ``reset`` and gives its weights (and accelerator
+memory) back on ``close``.
+"""
+from typing import Optional, Sequence
+
+from robo_reward_ros.models.loading.precision import release_weights, resolve_device
+from robo_reward_ros.models.onnx.runtime import vision_encoder
+from robo_reward_ros.models.qwen.vision_feature_cache import VisionFeatureCache
+from robo_reward_ros.models.reward_model import RewardModel
+
+
+class QwenRewardBackend(RewardModel):
+    def __init__(self, model_id: str, device: str, cache_vision: bool, vision_runtime: str,
+                 vision_onnx: Optional[str], onnx_providers: Optional[Sequence[str]]) -> None:
+        """``vision_runtime="onnx"`` runs the vision tower from ``vision_onnx`` on an ONNX Runtime provider.
+
+        ``vision_onnx`` is a graph or a directory of them (see models/onnx/export.py); the provider is the
+        first of ``onnx_providers`` (default TensorRT, CUDA, CPU) available. Options are checked before
+        weights load.
+        """
+        self.model_id = model_id
+        self.device = resolve_device(device)
+        self.vision_cache = VisionFeatureCache(
+            enabled=cache_vision, encoder=vision_encoder(vision_runtime, vision_onnx, onnx_providers))
+
+    def reset(self) -> None:
+        self.vision_cache.clear()
+
+    def close(self) -> None:
+        self.reset()
+        release_weights(self)

@@ -1,0 +1,131 @@
+"""Recognise a checkpoint's layout and fail early, with the problem named, on anything else.
+
+Local directories are checked file by file; a model id is left to transformers' own
+``from_pretrained`` download path, and only the small JSON/YAML files are fetched up front.
+"""
+import json
+import os
+from typing import Any, Dict, List, Optional
+
+ROBOMETER_ARCHITECTURES = ("RFM", "RBM")
+QWEN3_VL_ARCHITECTURES = ("Qwen3VLForConditionalGeneration",)
+
+
+class CheckpointError(RuntimeError):
+    """The checkpoint is not in a layout this project can load; the message says why."""
+
+
+def is_local(name_or_path: str) -> bool:
+    return os.path.isdir(name_or_path)
+
+
+def model_file(name_or_path: str, filename: str) -> Optional[str]:
+    """Path of a file of a model directory or hub repository, or None when it does not exist.
+
+    Hub files are downloaded into the hub cache; this is the one place a model file is looked up.
+    """
+    if is_local(name_or_path):
+        path = os.path.join(name_or_path, filename)
+        return path if os.path.isfile(path) else None
+    from transformers.utils import cached_file
+    return cached_file(name_or_path, filename, _raise_exceptions_for_missing_entries=False)
+
+
+def load_config_json(name_or_path: str) -> Dict[str, Any]:
+    path = model_file(name_or_path, "config.json")
+    if path is None:
+        if is_local(name_or_path):
+            raise CheckpointError(f"{name_or_path}: no config.json; not a model directory")
+        raise CheckpointError(f"{name_or_path}: no config.json found (not a local directory, and not a hub model)")
+    with open(path, encoding="utf-8") as handle:
+        return json.load(handle)
+
+
+def load_robometer_yaml(name_or_path: str) -> Dict[str, Any]:
+    import yaml
+    path = model_file(name_or_path, "config.yaml")
+    if path is None:
+        raise CheckpointError(f"{name_or_path}: Robometer checkpoint without config.yaml (base_model_id and "
+                              "progress head settings come from it; the lerobot/Robometer-4B export is not supported)")
+    with open(path, encoding="utf-8") as handle:
+        return yaml.safe_load(handle) or {}
+
+
+def detect_backend(config: Dict[str, Any]) -> str:
+    """``robometer`` for the RFM layout, ``qwen3vl`` for a plain Qwen3-VL; anything else is an error."""
+    architectures = config.get("architectures") or []
+    if any(a in ROBOMETER_ARCHITECTURES for a in architectures):
+        return "robometer"
+    if any(a in QWEN3_VL_ARCHITECTURES for a in architectures):
+        return "qwen3vl"
+    if config.get("type") == "robometer":
+        raise CheckpointError("this is LeRobot's Robometer export (model.model.* keys); load robometer/Robometer-4B")
+    raise CheckpointError(f"unsupported architecture {architectures or '(none)'} with model_type "
+                          f"{config.get('model_type')!r}; expected one of "
+                          f"{list(ROBOMETER_ARCHITECTURES + QWEN3_VL_ARCHITECTURES)}")
+
+
+def _check_readable(shard: str) -> None:
+    """Read the shard's header (not its tensors).
+
+    A truncated or corrupt file is named here instead of failing deep inside from_pretrained.
+    """
+    from safetensors import safe_open
+    try:
+        with safe_open(shard, framework="numpy") as handle:
+            handle.keys()
+    except Exception as exc:
+        raise CheckpointError(f"{shard}: corrupt or truncated safetensors file ({exc})") from None
+
+
+def check_weight_files(path: str) -> List[str]:
+    """Return the safetensors files a local checkpoint needs, after checking they are all there."""
+    if not is_local(path):
+        return []
+    names = os.listdir(path)
+    index_name = "model.safetensors.index.json"
+    if index_name in names:
+        with open(os.path.join(path, index_name), encoding="utf-8") as handle:
+            shards = sorted(set(json.load(handle)["weight_map"].values()))
+        missing = [s for s in shards if not os.path.isfile(os.path.join(path, s))]
+        if missing:
+            raise CheckpointError(f"{path}: missing weight shard(s) {missing} listed in {index_name}")
+        for shard in shards:
+            _check_readable(os.path.join(path, shard))
+        return shards
+    if "model.safetensors" in names:
+        _check_readable(os.path.join(path, "model.safetensors"))
+        return ["model.safetensors"]
+    if any(n.endswith(".bin") or n.endswith(".pt") or n.endswith(".pth") for n in names):
+        raise CheckpointError(f"{path}: only PyTorch pickle weights (.bin/.pt); this project loads safetensors only "
+                              "(convert them, e.g. with safetensors.torch.save_file)")
+    shards = [n for n in names if n.endswith(".safetensors")]
+    if shards:
+        raise CheckpointError(f"{path}: safetensors shards {sorted(shards)} without model.safetensors.index.json")
+    raise CheckpointError(f"{path}: no weights (model.safetensors or sharded safetensors with an index)")
+
+
+def write_sharded_weights(state: Dict[str, Any], out_dir: str) -> None:
+    """Write a state dict the way the published Robometer checkpoint is laid out.
+
+    The language model in ``model-00001-of-00002.safetensors``, vision tower and heads in the second
+    shard, and ``model.safetensors.index.json``. Each file is written whole, then moved into place,
+    so a reader never sees half a shard.
+    """
+    from safetensors.torch import save_file
+
+    keys = sorted(state)
+    shards = [[k for k in keys if k.startswith("model.language_model.")],
+              [k for k in keys if not k.startswith("model.language_model.")]]
+    weight_map, total = {}, 0
+    for number, shard_keys in enumerate(shards, start=1):
+        name = f"model-{number:05d}-of-{len(shards):05d}.safetensors"
+        tmp = os.path.join(out_dir, name + ".tmp")
+        save_file({k: state[k] for k in shard_keys}, tmp, metadata={"format": "pt"})
+        os.replace(tmp, os.path.join(out_dir, name))
+        for key in shard_keys:
+            weight_map[key] = name
+            total += state[key].numel() * state[key].element_size()
+    with open(os.path.join(out_dir, "model.safetensors.index.json"), "w", encoding="utf-8") as handle:
+        json.dump({"metadata": {"total_size": total}, "weight_map": weight_map}, handle, indent=2,
+                  sort_keys=True)

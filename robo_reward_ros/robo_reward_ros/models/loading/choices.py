@@ -1,0 +1,37 @@
+"""The precision and device names a user may ask for, without importing torch.
+
+Parameters and command lines are thus validated before anything heavy loads.
+"""
+import os
+import re
+
+PRECISIONS = ("fp32", "bf16", "fp16", "nf4", "int8")
+DEVICES = ("auto", "cuda", "cpu")
+QUANTIZED = ("nf4", "int8")
+
+
+def check_precision(precision: str) -> None:
+    if precision not in PRECISIONS:
+        raise ValueError(f"precision must be one of {PRECISIONS}, got {precision!r}")
+
+
+def check_device(device: str) -> None:
+    if device not in DEVICES and not str(device).startswith("cuda:"):
+        raise ValueError(f"device must be one of {DEVICES} or 'cuda:N', got {device!r}")
+
+
+_HUB_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9][A-Za-z0-9_.-]*$")
+
+
+def check_model_reference(model: str) -> str:
+    """Check that a model is an existing local directory or a hub id ``owner/name``.
+
+    Anything else (a URL, a path that does not exist, ``..`` tricks) is refused before any loader
+    sees it. Returns which of the two it is ("directory" or "hub id").
+    """
+    if os.path.isdir(model):
+        return "directory"
+    if _HUB_ID.match(model) and ".." not in model:
+        return "hub id"
+    raise ValueError(f"model '{model}' is neither an existing directory nor a model id of the "
+                     "form owner/name")

@@ -1,0 +1,36 @@
+"""One entry point from a model id or directory to a ready reward backend."""
+from typing import Any
+
+from robo_reward_ros.models.loading import checkpoint_layout as layout
+from robo_reward_ros.models.loading.choices import check_device, check_model_reference, check_precision
+from robo_reward_ros.models.reward_model import RewardModel
+
+BACKENDS = ("auto", "robometer", "roboreward", "topreward")
+
+
+def load_reward_model(model: str, backend: str = "auto", precision: str = "bf16", device: str = "auto",
+                      **options: Any) -> RewardModel:
+    """Build the backend for ``model``; ``auto`` recognises Robometer's layout.
+
+    A plain Qwen3-VL checkpoint can be a RoboReward fine-tune or TOPReward's instruct model, which
+    its files cannot tell apart, so ``backend`` must then be given.
+    """
+    if backend not in BACKENDS:
+        raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")
+    check_model_reference(model)
+    check_precision(precision)
+    check_device(device)
+    if backend == "auto":
+        kind = layout.detect_backend(layout.load_config_json(model))
+        if kind != "robometer":
+            raise layout.CheckpointError(f"{model}: a plain Qwen3-VL checkpoint; pass backend='roboreward' "
+                                         "(RoboReward fine-tunes) or backend='topreward' (an instruct model)")
+        backend = kind
+    if backend == "robometer":
+        from robo_reward_ros.models.backends.robometer import RobometerBackend
+        return RobometerBackend(model, precision=precision, device=device, **options)
+    if backend == "roboreward":
+        from robo_reward_ros.models.backends.roboreward import RoboRewardBackend
+        return RoboRewardBackend(model, precision=precision, device=device, **options)
+    from robo_reward_ros.models.backends.topreward import TOPRewardBackend
+    return TOPRewardBackend(model, precision=precision, device=device, **options)

@@ -1,0 +1,65 @@
+"""Save a checkpoint already quantized to nf4 (or int8), so a robot does not re-quantize at start.
+
+The output keeps the source layout: a Robometer directory still says ``architectures: ["RFM"]``
+and carries config.yaml (pointing at the same base model); a Qwen3-VL directory keeps its
+tokenizer and processor files. ``config.json`` gains ``quantization_config``, which the loaders
+detect and honour (the requested precision is then ignored with a warning).
+"""
+import argparse
+import json
+import os
+import shutil
+import sys
+
+from robo_reward_ros.models.loading.precision import QUANTIZED
+
+WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth")
+
+
+def save_quantized(model_id: str, out_dir: str, precision: str = "nf4", device: str = "auto",
+                   backend: str = "auto") -> str:
+    """Load ``model_id`` quantized with bitsandbytes and write it to ``out_dir``."""
+    from robo_reward_ros.models.loading.loader import load_reward_model
+    if precision not in QUANTIZED:
+        raise ValueError(f"precision must be one of {QUANTIZED}, got {precision!r}")
+    reward_model = load_reward_model(model_id, backend=backend, precision=precision, device=device)
+    os.makedirs(out_dir, exist_ok=True)
+    reward_model.model.save_pretrained(out_dir, safe_serialization=True)
+    if os.path.isdir(model_id):
+        for name in os.listdir(model_id):
+            source = os.path.join(model_id, name)
+            target = os.path.join(out_dir, name)
+            if (os.path.isfile(source) and not name.endswith(WEIGHT_SUFFIXES) and name != "config.json"
+                    and name != "model.safetensors.index.json"):
+                shutil.copyfile(source, target)
+    else:
+        processing = getattr(reward_model, "processing")
+        processing.tokenizer.save_pretrained(out_dir)
+    if reward_model.name == "robometer":
+        if not os.path.isdir(model_id):
+            from robo_reward_ros.models.loading.checkpoint_layout import model_file
+            shutil.copyfile(model_file(model_id, "config.yaml"), os.path.join(out_dir, "config.yaml"))
+        path = os.path.join(out_dir, "config.json")
+        with open(path, encoding="utf-8") as handle:
+            config = json.load(handle)
+        config["architectures"] = ["RFM"]
+        with open(path, "w", encoding="utf-8") as handle:
+            json.dump(config, handle, indent=2, sort_keys=True)
+    reward_model.close()
+    return out_dir
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description="Save a pre-quantized reward model checkpoint.")
+    parser.add_argument("--model", required=True, help="model id or local directory")
+    parser.add_argument("--backend", default="auto", choices=("auto", "robometer", "roboreward", "topreward"))
+    parser.add_argument("--precision", default="nf4", choices=QUANTIZED)
+    parser.add_argument("--device", default="auto")
+    parser.add_argument("out_dir")
+    args = parser.parse_args(argv)
+    print(save_quantized(args.model, args.out_dir, args.precision, args.device, args.backend))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

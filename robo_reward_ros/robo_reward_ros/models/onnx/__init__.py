@@ -1,0 +1,1 @@
+"""The vision tower through ONNX Runtime: export and inference."""

@@ -1,0 +1,1 @@
+"""Qwen3-VL plumbing shared by the backends: prompts, pixels, vision blocks, loading."""

@@ -1,0 +1,1 @@
+"""Tiny offline checkpoints in the published layouts, for tests and the demo."""

@@ -1,0 +1,153 @@
+"""The reward node's /diagnostics report: what an operator needs to trust (or distrust) the rewards.
+
+Is the model loaded and how fast, is every camera delivering, what failed last.
+"""
+from __future__ import annotations
+
+import collections
+import threading
+import time
+from typing import Deque, Dict, Iterable, List, Optional
+
+import numpy as np
+from diagnostic_msgs.msg import DiagnosticStatus, KeyValue
+
+OK, WARN, ERROR = DiagnosticStatus.OK, DiagnosticStatus.WARN, DiagnosticStatus.ERROR
+
+
+class LatencyWindow:
+    """Recent inference latencies (seconds) for p50/p95; safe to add from another thread."""
+
+    def __init__(self, size: int = 200) -> None:
+        self._values: Deque[float] = collections.deque(maxlen=size)
+        self._lock = threading.Lock()
+
+    def add(self, seconds: float) -> None:
+        with self._lock:
+            self._values.append(seconds)
+
+    def percentiles(self) -> Optional[Dict[str, float]]:
+        with self._lock:
+            if not self._values:
+                return None
+            values = np.fromiter(self._values, dtype=float)
+        p50, p95 = np.percentile(values, [50, 95])
+        return {"p50": float(p50), "p95": float(p95), "max": float(values.max())}
+
+
+def status(name: str, level: bytes, message: str, values: Dict[str, object],
+           hardware_id: str = "") -> DiagnosticStatus:
+    return DiagnosticStatus(
+        level=level, name=name, message=message,
+        hardware_id=hardware_id,
+        values=[KeyValue(key=k, value=_text(v)) for k, v in values.items()])
+
+
+def _text(value: object) -> str:
+    if value is None:
+        return "n/a"
+    if isinstance(value, float):
+        return f"{value:.4f}"
+    return str(value)
+
+
+def camera_status(node_name: str, stats, now: float, rate_hz: float, window_fill: int,
+                  window_capacity: int, stale_after_sec: float) -> DiagnosticStatus:
+    age = stats.age(now)
+    if stats.qos_incompatible:
+        level, text = ERROR, stats.last_error
+    elif stats.accepted == 0:
+        level, text = WARN, ("no frame received yet" if stats.received == 0
+                             else f"no usable frame yet: {stats.last_error}")
+    elif age is not None and age > stale_after_sec:
+        level, text = WARN, f"stale: no frame for {age:.1f} s"
+    else:
+        level, text = OK, f"receiving at {rate_hz:.1f} Hz"
+    return status(f"{node_name}: camera {stats.name}", level, text, {
+        "topic": stats.topic,
+        "transport": "compressed" if stats.compressed else "raw",
+        "frames_received": stats.received,
+        "frames_accepted": stats.accepted,
+        "frames_rejected": stats.rejected,
+        "frames_lost_in_transport": stats.lost,
+        "frames_dropped": stats.rejected + stats.lost,
+        "input_rate_hz": rate_hz,
+        "time_since_last_frame_sec": age,
+        "window_fill": f"{window_fill}/{window_capacity}",
+        "qos_incompatible_events": stats.qos_incompatible,
+        "last_error": stats.last_error,
+    }, hardware_id=stats.topic)
+
+
+class InputRates:
+    """Frames per second per camera since the previous report."""
+
+    def __init__(self) -> None:
+        self._clock = time.monotonic()
+
+    def rates(self, cameras: Iterable) -> Dict[str, float]:
+        now = time.monotonic()
+        elapsed = max(now - self._clock, 1e-6)
+        self._clock = now
+        rates = {}
+        for stats in cameras:
+            rates[stats.name] = (stats.received - stats.received_at_last_report) / elapsed
+            stats.received_at_last_report = stats.received
+        return rates
+
+
+def unloaded_model_status(node_name: str, configure_error: str) -> DiagnosticStatus:
+    return status(f"{node_name}: model", ERROR if configure_error else WARN,
+                  configure_error or "not loaded (node not configured)", {"loaded": False})
+
+
+def model_status(node_name: str, model, settings, latency: LatencyWindow, worker, errors,
+                 last_error: str) -> DiagnosticStatus:
+    """``errors``: the pipeline's ModelErrorPolicy; ``worker``: the inference thread or None."""
+    percentiles = latency.percentiles() or {}
+    level = ERROR if errors.consecutive else OK
+    return status(f"{node_name}: model", level, last_error or "loaded", {
+        "loaded": True,
+        "backend": model.name,
+        "model_id": settings.model.model_id,
+        "device": getattr(model, "device", settings.model.device),
+        "precision": settings.model.precision,
+        "inference_latency_p50_sec": percentiles.get("p50"),
+        "inference_latency_p95_sec": percentiles.get("p95"),
+        "inference_steps": worker.steps if worker else 0,
+        "inference_overruns": worker.overruns if worker else 0,
+        "model_errors_total": errors.total,
+        "model_errors_consecutive": errors.consecutive,
+        "last_error": last_error,
+    })
+
+
+def task_status(node_name: str, state, last_error: str,
+                episode_log: Optional[str]) -> DiagnosticStatus:
+    return status(f"{node_name}: task", OK if state.episode_id else WARN,
+                  state.reason or state.status.name.lower(), {
+                      "last_error": last_error,
+                      "status": state.status.name.lower(),
+                      "episode_id": state.episode_id,
+                      "stage": f"{state.stage_index + 1}/{state.num_stages}",
+                      "instruction": state.instruction,
+                      "stage_progress": state.stage_progress,
+                      "estimates_accepted": state.estimates_accepted,
+                      "estimates_rejected": state.estimates_rejected,
+                      "episode_log": episode_log,
+                  })
+
+
+def reset_status(node_name: str, reset_client) -> DiagnosticStatus:
+    stats = reset_client.stats
+    return status(f"{node_name}: controller reset", WARN if stats.last_error else OK,
+                  stats.last_error or "ok", {"service": reset_client.service, **vars(stats)})
+
+
+def camera_statuses(node_name: str, intake, rates: Dict[str, float],
+                    stale_after_sec: float) -> List[DiagnosticStatus]:
+    now = intake.clock()
+    return [camera_status(node_name, stats, now, rates.get(stats.name, 0.0),
+                          len(intake.pipeline.windows[stats.name]),
+                          intake.pipeline.windows[stats.name].max_frames, stale_after_sec)
+            for stats in intake.stats.values()]

@@ -1,0 +1,50 @@
+"""Declares the reward node's parameters (the table in core/node_settings.py) with ROS descriptors.
+
+Ranges, read-only flags, descriptions that `ros2 param describe` shows.
+"""
+from __future__ import annotations
+
+from typing import Any, Dict, List
+
+from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescriptor
+from rclpy.exceptions import InvalidParameterTypeException, InvalidParameterValueException
+from rclpy.node import Node
+
+from robo_reward_ros.core.node_settings import SPECS, ParamSpec
+
+
+def descriptor(spec: ParamSpec) -> ParameterDescriptor:
+    result = ParameterDescriptor(description=spec.description, read_only=spec.read_only)
+    if spec.low is None:
+        return result
+    if isinstance(spec.default, int):
+        result.integer_range = [IntegerRange(
+            from_value=int(spec.low), to_value=int(spec.high), step=1)]
+    else:
+        result.floating_point_range = [FloatingPointRange(
+            from_value=float(spec.low), to_value=float(spec.high), step=0.0)]
+    return result
+
+
+def declare_parameters(node: Node) -> List[str]:
+    """Declare every parameter.
+
+    A start-up value rclpy refuses (out of its range, wrong type) does not kill the node: the
+    default is declared instead and the refusal is returned, so configure can fail with it and
+    /diagnostics can show it.
+    """
+    refused = []
+    for spec in SPECS:
+        if node.has_parameter(spec.name):
+            continue
+        try:
+            node.declare_parameter(spec.name, spec.default, descriptor(spec))
+        except (InvalidParameterValueException, InvalidParameterTypeException) as exc:
+            refused.append(f"parameter {spec.name}: {exc}")
+            node.declare_parameter(spec.name, spec.default, descriptor(spec),
+                                   ignore_override=True)
+    return refused
+
+
+def current_values(node: Node) -> Dict[str, Any]:
+    return {spec.name: node.get_parameter(spec.name).value for spec in SPECS}

@@ -1,0 +1,95 @@
+"""The one way frames enter the pipeline (node and replay alike), without ROS."""
+import numpy as np
+
+from robo_reward_ros.core.events import EpisodeEnded, EpisodeStarted, FailureKind
+from robo_reward_ros.core.frame_intake import FrameIntake
+from robo_reward_ros.core.monitor_config import MonitorConfig
+from robo_reward_ros.core.reward_pipeline import RewardPipeline, WindowConfig
+from robo_reward_ros.core.task_monitor import TaskMonitor
+from robo_reward_ros.core.task_spec import build_task
+from scripted_backend import PixelScriptedBackend, painted
+
+
+class Clock:
+    now = 100.0
+
+    def __call__(self):
+        return self.now
+
+
+def make(max_pixels=64 * 64, confirm=3):
+    clock = Clock()
+    config = MonitorConfig(camera_stale_after_s=2.0, episode_timeout_s=60.0, gaps_are_outages=False)
+    pipeline = RewardPipeline(PixelScriptedBackend(), TaskMonitor(config), ("front",),
+                              WindowConfig(max_frames=8, min_interval_sec=0.0))
+    intake = FrameIntake(pipeline, max_pixels, max_stamp_jump_sec=5.0, new_timeline_frames=confirm,
+                         clock=clock)
+    return intake, pipeline, clock
+
+
+def events(updates):
+    return [e for u in updates for e in u.events]
+
+
+def test_raw_and_decoded_frames_enter_the_window_alike():
+    """The node hands message fields, the replay decoded pixels: the same frame either way."""
+    rgb = np.random.default_rng(0).integers(0, 255, (120, 160, 3), dtype=np.uint8)
+    live, live_pipeline, _ = make()
+    offline, offline_pipeline, _ = make()
+    assert live.receive_raw("front", 1.0, "rgb8", 120, 160, 160 * 3, rgb.tobytes()).accepted
+    assert offline.receive_rgb("front", 1.0, rgb).accepted
+    a, b = live_pipeline.windows["front"].snapshot(), offline_pipeline.windows["front"].snapshot()
+    assert a[0].rgb.shape[0] * a[0].rgb.shape[1] <= 64 * 64  # downscaled to max_pixels
+    np.testing.assert_array_equal(a[0].rgb, b[0].rgb)
+
+
+def test_refused_frames_are_counted_with_the_reason_and_the_stream_goes_on():
+    intake, pipeline, _ = make()
+    assert intake.receive_rgb("front", 10.0, painted(0.2, 0.0)).accepted
+    back = intake.receive_rgb("front", 9.0, painted(0.2, 0.0))
+    assert not back.accepted and "went back" in back.rejected_because
+    bad = intake.receive_raw("front", 10.1, "bayer_rggb8", 2, 2, 2, bytes(4))
+    assert not bad.accepted and "unsupported encoding" in bad.rejected_because
+    assert intake.receive_rgb("front", 10.2, painted(0.2, 0.0)).accepted
+    stats = intake.stats["front"]
+    assert (stats.received, stats.accepted, stats.rejected) == (4, 2, 2)
+    assert "unsupported encoding" in stats.last_error
+    assert [f.stamp for f in pipeline.windows["front"].snapshot()] == [10.0, 10.2]
+
+
+def test_a_waiting_episode_starts_with_the_first_accepted_frame():
+    intake, pipeline, _ = make()
+    pipeline.set_task(build_task(["stack the cups"]), None, start=True, episode_id="e1")
+    result = intake.receive_rgb("front", 5.0, painted(0.2, 0.0))
+    assert [type(e) for e in events(result.updates)] == [EpisodeStarted]
+    assert pipeline.state.episode_id == "e1" and pipeline.monitor.running
+
+
+def test_a_camera_clock_that_changes_for_good_restarts_the_episode():
+    intake, pipeline, _ = make(confirm=3)
+    pipeline.set_task(build_task(["stack the cups"]), None, start=True, episode_id="e1")
+    intake.receive_rgb("front", 50.0, painted(0.2, 0.0))
+    results = [intake.receive_rgb("front", stamp, painted(0.2, 0.0)) for stamp in (1.0, 1.1, 1.2)]
+    assert [r.accepted for r in results] == [False, False, True]
+    assert "camera clock changed" in results[-1].new_timeline
+    kinds = [type(e) for e in events(results[-1].updates)]
+    assert kinds == [EpisodeEnded, EpisodeStarted]
+    assert pipeline.state.episode_id != "e1" and pipeline.state.episode_start_stamp == 1.2
+
+
+def test_frame_time_runs_on_while_the_camera_is_silent_and_stale_is_reported_once():
+    intake, pipeline, clock = make()
+    assert intake.frame_time() is None and intake.tick() == []  # no clock before a frame
+    pipeline.set_task(build_task(["stack the cups"]), None, start=True)
+    intake.receive_rgb("front", 7.0, painted(0.2, 0.0))
+    clock.now += 1.5
+    assert intake.frame_time() == 8.5 and intake.tick() == []
+    clock.now += 1.0  # 2.5 s without a frame
+    stale = events(intake.tick())
+    assert [e.kind for e in stale] == [FailureKind.CAMERA_STALE] and stale[0].camera == "front"
+    clock.now += 1.0
+    assert intake.tick() == []  # once per silent period
+    intake.receive_rgb("front", 10.0, painted(0.2, 0.0))
+    assert pipeline.step().results  # back: its estimate resumes the camera in the monitor
+    clock.now += 3.0
+    assert [e.kind for e in events(intake.tick())] == [FailureKind.CAMERA_STALE]
