@@ -32,7 +32,7 @@ from std_srvs.srv import Trigger
 
 from robo_reward_ros.evaluation.synthetic_scene import render_scene
 from robo_reward_ros.evaluation.demo_assets import demo_checkpoint
-from robo_reward_ros.node.qos_profiles import EVENTS_QOS, STATE_QOS
+from robo_reward_ros.node.qos_profiles import EVENTS_QOS, LATCHED_LISTENER_QOS
 from robo_reward_ros.node.messages import to_time
 
 TASKS = [["put the red block on the green square"],
@@ -76,7 +76,7 @@ class Robot:
         self.diagnostics: Dict[str, Dict[str, str]] = {}
         node.create_subscription(RewardEstimate, "reward", self._on_estimate, EVENTS_QOS)
         node.create_subscription(FailureEvent, "failure_events", self._on_failure, EVENTS_QOS)
-        node.create_subscription(TaskState, "task_state", self._on_state, STATE_QOS)
+        node.create_subscription(TaskState, "task_state", self._on_state, LATCHED_LISTENER_QOS)
         node.create_subscription(DiagnosticArray, "/diagnostics", self._on_diagnostics, 10)
         self.controller = None
         self.controller_mode = "answers"

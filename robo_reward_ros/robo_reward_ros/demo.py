@@ -94,7 +94,7 @@ def run(model: str, bags: List[str], out: str, duration: float, tiny: bool, para
     from robo_reward_msgs.msg import FailureEvent, RewardEstimate, TaskState
     from robo_reward_ros.evaluation.live_replay import node_argv, stop_process
     from robo_reward_ros.evaluation.replay import node_parameter_values
-    from robo_reward_ros.node.reward_node import LATCHED_QOS
+    from robo_reward_ros.node.qos_profiles import LATCHED_LISTENER_QOS
     os.makedirs(out, exist_ok=True)
     values = node_parameter_values(model, overrides={
         **(DEMO_PARAMETERS if parameters is None else parameters),
@@ -111,7 +111,7 @@ def run(model: str, bags: List[str], out: str, duration: float, tiny: bool, para
     rclpy.init()
     node = rclpy.create_node("robo_reward_demo_listener")
     seen = {"estimates": [], "failures": [], "states": []}
-    node.create_subscription(TaskState, "task_state", lambda m: _state(m, seen), LATCHED_QOS)
+    node.create_subscription(TaskState, "task_state", lambda m: _state(m, seen), LATCHED_LISTENER_QOS)
     node.create_subscription(DiagnosticArray, "/diagnostics", _print_diagnostics, 10)
     node.create_subscription(RewardEstimate, "reward", lambda m: _estimate(m, seen), 100)
     node.create_subscription(FailureEvent, "failure_events", lambda m: _failure(m, seen), 100)

@@ -61,6 +61,9 @@ class PixelScriptedBackend(RewardModel):
                            success=green)
 
     def prefer(self, instruction, clip_a, clip_b) -> float:
+        gate = os.environ.get("PIXEL_SCRIPTED_PREFER_GATE")
+        while gate and not os.path.exists(gate):  # a slow comparison, released by the test
+            time.sleep(0.01)
         last_a = float(clip_a[-1].rgb[..., 0].mean()) / 255.0
         last_b = float(clip_b[-1].rgb[..., 0].mean()) / 255.0
         return float(1.0 / (1.0 + np.exp(-10.0 * (last_a - last_b))))

@@ -9,7 +9,7 @@ import os
 import pytest
 from robo_reward_msgs.msg import RewardEstimate, TaskState
 
-from robo_reward_ros.node.qos_profiles import STATE_QOS
+from robo_reward_ros.node.qos_profiles import LATCHED_LISTENER_QOS
 from ros_fixtures import (PACKAGE_ROOT, installed_executable, installed_prefix, python_script,
                           spin_until)
 from test_entry_points import console_scripts
@@ -61,7 +61,7 @@ def _tiny_model_args(model_dir):
 
 def _wait_for_scoring(ros_node, processes, instruction):
     states, estimates = [], []
-    ros_node.create_subscription(TaskState, "task_state", states.append, STATE_QOS)
+    ros_node.create_subscription(TaskState, "task_state", states.append, LATCHED_LISTENER_QOS)
     ros_node.create_subscription(RewardEstimate, "reward", estimates.append, 10)
     spin_until(ros_node, lambda: states and states[-1].instruction == instruction,
                what="task_state from the launched node", processes=processes)

@@ -22,9 +22,9 @@ from std_srvs.srv import Trigger
 
 from robo_reward_ros.core.node_settings import SPECS
 from robo_reward_ros.node.messages import to_seconds, to_time
-from robo_reward_ros.node.qos_profiles import EVENTS_QOS, LATCHED_QOS, STATE_QOS
-from ros_fixtures import (PACKAGE_ROOT, SCRIPTED_ENV, installed_executable, reward_node_argv,
-                          spin_until)
+from robo_reward_ros.node.qos_profiles import EVENTS_QOS, LATCHED_QOS, LATCHED_LISTENER_QOS
+from ros_fixtures import (PACKAGE_ROOT, SCRIPTED_ENV, SCRIPTED_MODEL_ARGS, installed_executable,
+                          reward_node_argv, spin_until)
 from scripted_backend import painted
 
 CONFIG = os.path.join(PACKAGE_ROOT, "config", "reward.yaml")
@@ -54,6 +54,7 @@ def rgb_image(rgb, stamp, encoding="rgb8"):
     msg = Image(height=pixels.shape[0], width=pixels.shape[1], encoding=encoding,
                 step=pixels.shape[1] * pixels.shape[2], data=pixels.tobytes())
     msg.header.stamp = to_time(stamp)
+    msg.header.frame_id = "camera_color_optical_frame"
     return msg
 
 
@@ -62,11 +63,11 @@ class Listener:
 
     def __init__(self, node):
         self.states, self.estimates, self.failures, self.resets, self.diagnostics = [], [], [], [], []
-        node.create_subscription(TaskState, "task_state", self.states.append, STATE_QOS)
+        node.create_subscription(TaskState, "task_state", self.states.append, LATCHED_LISTENER_QOS)
         node.create_subscription(RewardEstimate, "reward", self.estimates.append, EVENTS_QOS)
         node.create_subscription(FailureEvent, "failure_events", self.failures.append,
                                  EVENTS_QOS)
-        node.create_subscription(ResetRequest, "reset_request", self.resets.append, STATE_QOS)
+        node.create_subscription(ResetRequest, "reset_request", self.resets.append, EVENTS_QOS)
         node.create_subscription(DiagnosticArray, "/diagnostics", self.diagnostics.append, 10)
 
     def diagnostic(self, name_part, key):
@@ -169,7 +170,9 @@ def test_two_stage_task_advances_ends_and_asks_the_controller_to_reset(ros_node,
                    processes=[node])
         return listen.estimates[-1]
 
-    assert show(0.3, 0.05).stage_index == 0
+    first_estimate = show(0.3, 0.05)
+    assert first_estimate.stage_index == 0
+    assert first_estimate.header.frame_id == "camera_color_optical_frame"  # the camera's frame
     # Stage 0 needs 2 success votes of 3: the first success frame votes, the second confirms.
     assert not show(0.95, 0.95).success
     confirming = show(0.95, 0.95)
@@ -196,6 +199,18 @@ def test_two_stage_task_advances_ends_and_asks_the_controller_to_reset(ros_node,
     success = [e for e in listen.estimates if e.success]
     assert [e.stage_index for e in success] == [0, 1]
     assert success[-1].reward > 1.0  # progress plus the terminal success bonus
+    # A controller that joins (or restarts) now: the current state only, and no old reset
+    # request, even when it asks for history (transient local, depth 10).
+    late_states, late_resets = [], []
+    ros_node.create_subscription(TaskState, "task_state", late_states.append, LATCHED_LISTENER_QOS)
+    ros_node.create_subscription(ResetRequest, "reset_request", late_resets.append,
+                                 LATCHED_LISTENER_QOS)
+    spin_until(ros_node, lambda: late_states, what="the latched state", processes=[node])
+    seen = len(listen.diagnostics)
+    spin_until(ros_node, lambda: len(listen.diagnostics) >= seen + 2,
+               what="two diagnostics periods after the late subscriptions", processes=[node])
+    assert [(s.episode_id, s.status) for s in late_states] == [(episode, TaskState.STATUS_SUCCEEDED)]
+    assert late_resets == []
     assert node.interrupt() == 0, node.output()
 
 
@@ -310,6 +325,29 @@ def test_preference_service_compares_two_clips(ros_node, spawn):
     assert node.interrupt() == 0
 
 
+def test_the_node_keeps_serving_while_a_comparison_runs(ros_node, spawn, tmp_path):
+    """Check that frames, timers and other services go on while compare_preference is awaited."""
+    from lifecycle_msgs.srv import GetState
+    gate = tmp_path / "release"
+    node = spawn(reward_node_argv(), env={**SCRIPTED_ENV, "PIXEL_SCRIPTED_PREFER_GATE": str(gate)})
+    listen = Listener(ros_node)
+    compare = ros_node.create_client(ComparePreference, "/reward_node/compare_preference")
+    clip = [rgb_image(painted(p, 0.0), 1.0 + i) for i, p in enumerate((0.2, 0.6))]
+    spin_until(ros_node, compare.service_is_ready, what="the preference service", processes=[node])
+    pending = compare.call_async(ComparePreference.Request(
+        instruction="stack the cups", trajectory_a=clip, trajectory_b=clip))
+    seen = len(listen.diagnostics)
+    spin_until(ros_node, lambda: len(listen.diagnostics) >= seen + 2,
+               what="diagnostics while the comparison runs", processes=[node])
+    state = call(ros_node, ros_node.create_client(GetState, "/reward_node/get_state"),
+                 GetState.Request(), [node])
+    assert state.current_state.label == "active" and not pending.done()
+    gate.write_text("go")
+    spin_until(ros_node, pending.done, what="the comparison's reply", processes=[node])
+    assert pending.result().success
+    assert node.interrupt() == 0, node.output()
+
+
 def test_config_file_lists_exactly_the_declared_parameters(ros_node, spawn):
     node = spawn([installed_executable("reward_node"), "--ros-args", "--params-file", CONFIG,
                   "-p", "autostart:=false"])
@@ -318,7 +356,7 @@ def test_config_file_lists_exactly_the_declared_parameters(ros_node, spawn):
     # Every rclpy node has these; they are not ours to document.
     declared -= {"use_sim_time", "start_type_description_service"}
     with open(CONFIG) as handle:
-        documented = yaml.safe_load(handle)["reward_node"]["ros__parameters"]
+        documented = yaml.safe_load(handle)["/**"]["ros__parameters"]
     assert declared == set(documented) == {spec.name for spec in SPECS}
     assert {spec.name: spec.default for spec in SPECS} == documented
     assert node.interrupt() == 0
@@ -340,7 +378,7 @@ def test_runtime_parameters_are_validated_and_read_only_ones_refused(ros_node, s
         return call(ros_node, client, request, [node]).results[0]
 
     refused = set_int("success.k", 9)  # more votes than estimates counted (n = 3)
-    assert not refused.successful and "success_k must be in [1, success_n]" in refused.reason
+    assert not refused.successful and "success.k must be in [1, success.n]" in refused.reason
     out_of_range = set_int("success.n", 1000)
     assert not out_of_range.successful
     assert set_int("success.k", 3).successful
@@ -360,3 +398,32 @@ def test_a_node_that_cannot_load_its_model_stays_up_and_says_why(ros_node, spawn
     assert "no_such_model" in status.message
     assert node.popen.poll() is None  # still running, unconfigured
     assert node.interrupt() == 0
+
+
+def test_a_namespaced_node_takes_the_installed_params_file_layout_and_says_who_it_is(
+        ros_node, spawn, tmp_path):
+    """Check that a user's copy of config/reward.yaml applies under a namespace.
+
+    And /diagnostics names the node fully (/robot1/reward_node), so two robots' reports can be
+    told apart.
+    """
+    from rcl_interfaces.srv import GetParameters
+    with open(CONFIG) as handle:
+        settings = yaml.safe_load(handle)
+    (key,) = settings
+    values = settings[key]["ros__parameters"]
+    values.update({"inference.rate_hz": 7.0, "success.k": 1})
+    user_file = tmp_path / "robot1.yaml"
+    user_file.write_text(yaml.safe_dump(settings))
+    node = spawn(reward_node_argv() + ["-r", "__ns:=/robot1", "--params-file", str(user_file)]
+                 + SCRIPTED_MODEL_ARGS, env=SCRIPTED_ENV)
+    client = ros_node.create_client(GetParameters, "/robot1/reward_node/get_parameters")
+    reply = call(ros_node, client, GetParameters.Request(names=["inference.rate_hz", "success.k"]),
+                 [node])
+    assert [reply.values[0].double_value, reply.values[1].integer_value] == [7.0, 1]
+    listen = Listener(ros_node)
+    spin_until(ros_node, lambda: listen.diagnostic("/robot1/reward_node: model", "loaded"),
+               what="the namespaced node's diagnostics", processes=[node])
+    names = {s.name for a in listen.diagnostics for s in a.status}
+    assert names and all(name.startswith("/robot1/reward_node: ") for name in names), names
+    assert node.interrupt() == 0, node.output()

@@ -63,11 +63,18 @@ def test_configure_activate_deactivate_cleanup_configure(ros_node, spawn, tiny_r
         # best-effort subscription may miss frames on a loaded machine, so no exact lookup).
         assert estimate.header.stamp == estimate.frame_stamps[-1]
         assert to_seconds(estimate.header.stamp) >= min(frames)
-        # Up to 8 frames selected from the stage window (fewer early on: padded, not invented).
+        # Up to 8 frames selected from the stage window (fewer early on: scored as they are).
         assert estimate.has_success_probability
         assert 1 <= len(estimate.frame_progress) == len(estimate.frame_stamps) <= 8
         assert all(0.0 <= p <= 1.0 for p in estimate.frame_progress)
 
+        transition(Transition.TRANSITION_DEACTIVATE, State.PRIMARY_STATE_INACTIVE)
+        # Re-activated, the task goes on in a new episode without a start_episode call.
+        episode = estimates[-1].episode_id
+        transition(Transition.TRANSITION_ACTIVATE, State.PRIMARY_STATE_ACTIVE)
+        spin_until(ros_node, lambda: estimates[-1].episode_id != episode,
+                   what=f"estimates of a new episode after re-activation (cycle {cycle})",
+                   processes=processes)
         transition(Transition.TRANSITION_DEACTIVATE, State.PRIMARY_STATE_INACTIVE)
         # Deactivated: the node no longer listens to the camera (only this test does).
         spin_until(ros_node, lambda: ros_node.count_subscribers("camera/image_raw") == 1,

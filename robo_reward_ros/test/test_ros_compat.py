@@ -43,3 +43,44 @@ def test_a_change_is_validated_before_and_applied_after_it_is_set(node_class):
     finally:
         node.destroy_node()
         rclpy.shutdown(context=context)
+
+
+def test_the_node_scores_frames_on_humbles_rclpy_api(ros_node, spawn):
+    """The installed node with what Humble's rclpy lacks hidden (test/humble_rclpy)."""
+    import os
+
+    from rcl_interfaces.msg import Parameter as ParameterMsg
+    from rcl_interfaces.msg import ParameterType, ParameterValue
+    from rcl_interfaces.srv import SetParameters
+    from rclpy.qos import qos_profile_sensor_data
+    from sensor_msgs.msg import Image
+
+    from ros_fixtures import SCRIPTED_ENV, TEST_DIR, reward_node_argv, spin_until
+    from scripted_backend import painted
+    from test_reward_node import Listener, call, rgb_image
+
+    env = dict(SCRIPTED_ENV)
+    env["PYTHONPATH"] = os.path.join(TEST_DIR, "humble_rclpy") + os.pathsep + env["PYTHONPATH"]
+    node = spawn(reward_node_argv("instruction:=stack the cups", "inference.rate_hz:=20.0"), env=env)
+    listen = Listener(ros_node)
+    camera = ros_node.create_publisher(Image, "camera/image_raw", qos_profile_sensor_data)
+    stamp = [100.0]
+
+    def publish_and_check():
+        stamp[0] += 0.1
+        camera.publish(rgb_image(painted(0.4, 0.1), stamp[0]))
+        return len(listen.estimates) >= 3
+
+    spin_until(ros_node, publish_and_check, what="estimates on Humble's API", processes=[node])
+    assert "rclpy.event_handler and Node.add_post_set_parameters_callback hidden" in node.output()
+    client = ros_node.create_client(SetParameters, "/reward_node/set_parameters")
+
+    def set_k(value):
+        request = SetParameters.Request(parameters=[ParameterMsg(name="success.k", value=ParameterValue(
+            type=ParameterType.PARAMETER_INTEGER, integer_value=value))])
+        return call(ros_node, client, request, [node]).results[0]
+
+    assert set_k(1).successful
+    refused = set_k(9)
+    assert not refused.successful and "success.k must be in [1, success.n]" in refused.reason
+    assert node.interrupt() == 0, node.output()

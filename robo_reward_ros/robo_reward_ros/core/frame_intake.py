@@ -42,6 +42,7 @@ class CameraStats:
     qos_incompatible: int = 0
     lost: int = 0  # frames the transport reports lost before they reached the intake
     stale_reported: bool = False
+    frame_id: str = ""  # the newest accepted frame's coordinate frame (its header.frame_id)
 
     def age(self, now: float) -> Optional[float]:
         return None if self.last_receipt is None else now - self.last_receipt
@@ -77,23 +78,23 @@ class FrameIntake:
 
     # --- frames -----------------------------------------------------------------------------
     def receive_raw(self, camera: str, stamp: float, encoding: str, height: int, width: int,
-                    step: int, data) -> IntakeResult:
+                    step: int, data, frame_id: str = "") -> IntakeResult:
         """Receive a sensor_msgs/Image's fields (downscaled inside the decoder: fewer full-size copies)."""
         return self._receive(camera, stamp, lambda: decode_raw(
-            encoding, height, width, step, data, max_pixels=self.max_pixels))
+            encoding, height, width, step, data, max_pixels=self.max_pixels), frame_id)
 
-    def receive_compressed(self, camera: str, stamp: float, format_field: str,
-                           data) -> IntakeResult:
+    def receive_compressed(self, camera: str, stamp: float, format_field: str, data,
+                           frame_id: str = "") -> IntakeResult:
         """Receive a sensor_msgs/CompressedImage's fields."""
         return self._receive(camera, stamp, lambda: decode_compressed(
-            format_field, data, max_pixels=self.max_pixels))
+            format_field, data, max_pixels=self.max_pixels), frame_id)
 
     def receive_rgb(self, camera: str, stamp: float, rgb: np.ndarray) -> IntakeResult:
         """Receive an already decoded RGB frame (bags, videos, tests)."""
         return self._receive(camera, stamp, lambda: fit_pixels(rgb, self.max_pixels))
 
-    def _receive(self, camera: str, stamp: float, decode: Callable[[], np.ndarray]
-                 ) -> IntakeResult:
+    def _receive(self, camera: str, stamp: float, decode: Callable[[], np.ndarray],
+                 frame_id: str = "") -> IntakeResult:
         stats = self.stats[camera]
         stats.received += 1
         stats.last_receipt = self.clock()
@@ -115,6 +116,7 @@ class FrameIntake:
         if self._latest_stamp is None or stamp >= self._latest_stamp:
             self._latest_stamp, self._latest_receipt = stamp, self.clock()
         stats.accepted += 1
+        stats.frame_id = frame_id
         new_timeline = check.reason if check.verdict is StampVerdict.NEW_TIMELINE else ""
         return IntakeResult(True, new_timeline=new_timeline, updates=updates)
 

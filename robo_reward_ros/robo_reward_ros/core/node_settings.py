@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 from typing import Any, Dict, Optional, Sequence, Tuple
 
 
@@ -216,33 +217,48 @@ def model_settings(values: Dict[str, Any]) -> ModelSettings:
                          options)
 
 
+# MonitorConfig field -> the node parameter that sets it (errors name what the user typed).
+MONITOR_PARAMETERS = {
+    "success_threshold": "success.threshold",
+    "progress_success_threshold": "success.progress_threshold",
+    "success_k": "success.k",
+    "success_n": "success.n",
+    "camera_rule": "success.camera_rule",
+    "regression_margin": "failure.regression_margin",
+    "regression_hold_s": "failure.regression_hold_sec",
+    "stall_min_delta": "failure.stall_min_delta",
+    "stall_window_s": "failure.stall_window_sec",
+    "low_progress_floor": "failure.low_progress_floor",
+    "low_progress_grace_s": "failure.low_progress_grace_sec",
+    "sustain_estimates": "failure.sustain_estimates",
+    "terminal_failures": "failure.terminal_kinds",
+    "episode_timeout_s": "timeout.episode_sec",
+    "stage_timeout_s": "timeout.stage_sec",
+    "camera_stale_after_s": "cameras.stale_after_sec",
+    "reward_mode": "reward.mode",
+    "gamma": "reward.gamma",
+    "success_bonus": "reward.success_bonus",
+    "failure_bonus": "reward.failure_bonus",
+    "timeout_bonus": "reward.timeout_bonus",
+}
+_MONITOR_NAME = re.compile(r"\b(" + "|".join(sorted(MONITOR_PARAMETERS, key=len, reverse=True)) + r")\b")
+
+
 def monitor_config(values: Dict[str, Any], cameras: Sequence[str]) -> MonitorConfig:
-    """Raise ValueError naming the parameter when a combination is invalid (e.g. k > n)."""
+    """Raise ValueError naming the node parameter when a combination is invalid (e.g. k > n)."""
     directory = str(values["episode_log.directory"]).strip()
-    return MonitorConfig(
-        success_threshold=values["success.threshold"],
-        progress_success_threshold=values["success.progress_threshold"],
-        success_k=values["success.k"], success_n=values["success.n"],
-        camera_rule=values["success.camera_rule"], cameras=tuple(cameras),
-        regression_margin=values["failure.regression_margin"],
-        regression_hold_s=values["failure.regression_hold_sec"],
-        stall_min_delta=values["failure.stall_min_delta"],
-        stall_window_s=values["failure.stall_window_sec"],
-        low_progress_floor=values["failure.low_progress_floor"],
-        low_progress_grace_s=values["failure.low_progress_grace_sec"],
-        sustain_estimates=values["failure.sustain_estimates"],
-        terminal_failures=frozenset(_split(values["failure.terminal_kinds"])),
-        episode_timeout_s=values["timeout.episode_sec"] or None,
-        stage_timeout_s=values["timeout.stage_sec"] or None,
-        camera_stale_after_s=values["cameras.stale_after_sec"],
-        reward_mode=values["reward.mode"], gamma=values["reward.gamma"],
-        success_bonus=values["reward.success_bonus"],
-        failure_bonus=values["reward.failure_bonus"],
-        timeout_bonus=values["reward.timeout_bonus"],
-        log_directory=os.path.expanduser(directory) if directory else None,
-        # The node and the replay see camera outages through the frame intake's clock.
-        gaps_are_outages=False,
-    )
+    fields = {field: values[name] for field, name in MONITOR_PARAMETERS.items()}
+    fields["terminal_failures"] = frozenset(_split(fields["terminal_failures"]))
+    fields["episode_timeout_s"] = fields["episode_timeout_s"] or None
+    fields["stage_timeout_s"] = fields["stage_timeout_s"] or None
+    try:
+        return MonitorConfig(
+            cameras=tuple(cameras), **fields,
+            log_directory=os.path.expanduser(directory) if directory else None,
+            # The node and the replay see camera outages through the frame intake's clock.
+            gaps_are_outages=False)
+    except ValueError as exc:
+        raise ValueError(_MONITOR_NAME.sub(lambda m: MONITOR_PARAMETERS[m.group(1)], str(exc))) from None
 
 
 def camera_name(topic: str) -> str:

@@ -51,7 +51,7 @@ class EpisodePlayer:
         from robo_reward_msgs.msg import FailureEvent, RewardEstimate, TaskState
         from robo_reward_msgs.srv import SetTask, StartEpisode
         from sensor_msgs.msg import Image
-        from robo_reward_ros.node.reward_node import LATCHED_QOS
+        from robo_reward_ros.node.qos_profiles import LATCHED_LISTENER_QOS
         self.process, self.log_path, self.rate_hz = process, log_path, rate_hz
         self._context = rclpy.Context()
         rclpy.init(context=self._context)
@@ -67,7 +67,7 @@ class EpisodePlayer:
         self.states: List[Any] = []
         self.node.create_subscription(RewardEstimate, "reward", self.estimates.append, 100)
         self.node.create_subscription(FailureEvent, "failure_events", self.failures.append, 100)
-        self.node.create_subscription(TaskState, "task_state", self.states.append, LATCHED_QOS)
+        self.node.create_subscription(TaskState, "task_state", self.states.append, LATCHED_LISTENER_QOS)
         self._wait(lambda: self._set_task.service_is_ready() and self._start.service_is_ready()
                    and self._camera.get_subscription_count() > 0, ready_timeout,
                    "the reward node to load its model and activate")

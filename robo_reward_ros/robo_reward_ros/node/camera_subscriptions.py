@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from typing import Callable, List
 
-from rclpy.event_handler import SubscriptionEventCallbacks
 from rclpy.node import Node
 from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy, qos_policy_name_from_kind
 from sensor_msgs.msg import CompressedImage, Image
 
 from robo_reward_ros.core.frame_intake import CameraStats, FrameIntake, IntakeResult
+from robo_reward_ros.node.ros_compat import SubscriptionEventCallbacks
 
 
 def camera_qos(reliability: str, depth: int) -> QoSProfile:
@@ -47,11 +47,13 @@ class CameraSubscriptions:
 
     def _on_frame(self, stats: CameraStats, msg) -> None:
         stamp = msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9
+        frame_id = msg.header.frame_id
         if stats.compressed:
-            result = self._intake.receive_compressed(stats.name, stamp, msg.format, msg.data)
+            result = self._intake.receive_compressed(stats.name, stamp, msg.format, msg.data,
+                                                     frame_id)
         else:
             result = self._intake.receive_raw(stats.name, stamp, msg.encoding, msg.height,
-                                              msg.width, msg.step, msg.data)
+                                              msg.width, msg.step, msg.data, frame_id)
         if result.new_timeline:
             self._node.get_logger().warning(f"camera {stats.topic}: {result.new_timeline}")
         if result.rejected_because:

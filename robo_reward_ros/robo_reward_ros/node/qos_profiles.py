@@ -1,14 +1,17 @@
 """QoS of the reward node's own topics, shared by the node and by anything that listens to it.
 
-Task inputs (instruction, task) are latched with depth 1: only the current task matters. The
-node's task state and reset requests are latched with depth 10: a late joiner still gets the
-current state, and a live subscriber that is briefly busy does not lose a transition (an
-episode end followed at once by the next episode's start).
+Latched topics keep one message: a late subscriber gets the current task (instruction, task)
+or the current state (task_state), never stale history. Events (estimates, failures, reset
+requests) are not replayed to a late subscriber: a controller that restarts must not act on an
+old reset request; the latched task_state says where things stand.
 """
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 
 LATCHED_QOS = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL,
                          reliability=ReliabilityPolicy.RELIABLE)
-STATE_QOS = QoSProfile(depth=10, durability=DurabilityPolicy.TRANSIENT_LOCAL,
-                       reliability=ReliabilityPolicy.RELIABLE)
+# For a subscriber of a latched topic that must not miss a transition while briefly busy (an
+# episode end followed at once by the next start): its own queue is deeper, the publisher's
+# history (what a late joiner gets) stays one message.
+LATCHED_LISTENER_QOS = QoSProfile(depth=10, durability=DurabilityPolicy.TRANSIENT_LOCAL,
+                                  reliability=ReliabilityPolicy.RELIABLE)
 EVENTS_QOS = QoSProfile(depth=50, reliability=ReliabilityPolicy.RELIABLE)

@@ -19,6 +19,7 @@ from typing import List, Optional
 
 from diagnostic_msgs.msg import DiagnosticArray
 from rcl_interfaces.msg import SetParametersResult
+from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
 from rclpy.lifecycle import Node as LifecycleNode
 from rclpy.lifecycle import State, TransitionCallbackReturn
 from robo_reward_msgs.msg import FailureEvent, ResetRequest, RewardEstimate
@@ -40,7 +41,7 @@ from robo_reward_ros.node.camera_subscriptions import CameraSubscriptions, camer
 from robo_reward_ros.node.messages import estimate_msg, failure_msg, reset_msg, state_msg
 from robo_reward_ros.node.parameters import current_values, declare_parameters
 from robo_reward_ros.node.preference_service import PreferenceService
-from robo_reward_ros.node.qos_profiles import EVENTS_QOS, LATCHED_QOS, STATE_QOS
+from robo_reward_ros.node.qos_profiles import EVENTS_QOS, LATCHED_QOS
 from robo_reward_ros.node.reset_client import ResetRequester
 from robo_reward_ros.node.ros_compat import on_parameters_set
 from robo_reward_ros.node.runner import run_node
@@ -68,12 +69,12 @@ class RewardNode(LifecycleNode):
         # The newest problem per area, for the log (once per change) and /diagnostics.
         self._last_errors = {"model": "", "task": "", "reset": ""}
         self._configure_error = ""
-        self._state_pub = self.create_lifecycle_publisher(TaskState, "task_state", STATE_QOS)
+        self._state_pub = self.create_lifecycle_publisher(TaskState, "task_state", LATCHED_QOS)
         self._estimate_pub = self.create_lifecycle_publisher(RewardEstimate, "reward", EVENTS_QOS)
         self._failure_pub = self.create_lifecycle_publisher(FailureEvent, "failure_events",
                                                             EVENTS_QOS)
         self._reset_pub = self.create_lifecycle_publisher(ResetRequest, "reset_request",
-                                                          STATE_QOS)
+                                                          EVENTS_QOS)
         # Diagnostics run in every state: a node that failed to configure must say why.
         self._diag_pub = self.create_publisher(DiagnosticArray, "/diagnostics", 10)
         self._diag_timer = self.create_timer(
@@ -136,12 +137,21 @@ class RewardNode(LifecycleNode):
             self.create_subscription(TaskSpecMsg, settings.task_topic, self._on_task, LATCHED_QOS),
             self.create_service(SetTask, "~/set_task", self._handle_set_task),
             self.create_service(StartEpisode, "~/start_episode", self._handle_start_episode),
-            self.create_service(ComparePreference, "~/compare_preference", preference.handle),
+            # Its own callback group: while a comparison is awaited, frames, timers and the
+            # other services go on (the default group would hold them until it returns).
+            self.create_service(ComparePreference, "~/compare_preference", preference.handle,
+                                callback_group=MutuallyExclusiveCallbackGroup()),
             self.create_timer(TICK_PERIOD_SEC, self._tick),
         ]
         result = super().on_activate(state)
         self._publish_state(self._pipeline.state)
-        if settings.instruction.strip() and self._pipeline.task is None:
+        if self._pipeline.task is not None:
+            # Re-activated: the task goes on in a new episode from the next frame (deactivate
+            # ended the last one); scoring must not silently wait for start_episode.
+            for update in self._pipeline.start_episode(None, None, "node activated"):
+                self._publish_update(update)
+            self._publish_state(self._pipeline.state)
+        elif settings.instruction.strip():
             try:
                 self._set_task(build_task([settings.instruction]), True, "instruction parameter")
             except InvalidTaskError as exc:
@@ -287,7 +297,8 @@ class RewardNode(LifecycleNode):
             self._latency.add(result.estimate.latency_s)
             if result.update.accepted:
                 self._estimate_pub.publish(estimate_msg(
-                    result, self._settings.model.model_id, self._settings.model.precision))
+                    result, self._settings.model.model_id, self._settings.model.precision,
+                    self._intake.stats[result.camera].frame_id))
             self._publish_update(result.update)
         for update in report.updates:
             self._publish_update(update)
@@ -371,7 +382,7 @@ class RewardNode(LifecycleNode):
 
     # --- diagnostics ------------------------------------------------------------------------
     def _publish_diagnostics(self) -> None:
-        name = self.get_name()
+        name = self.get_fully_qualified_name()  # two robots' nodes must not look the same
         array = DiagnosticArray()
         array.header.stamp = self.get_clock().now().to_msg()
         if self._model is None or self._settings is None:
