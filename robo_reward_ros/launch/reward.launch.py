@@ -1,15 +1,19 @@
-"""Starts the reward node (a lifecycle node that activates itself unless autostart:=false).
+"""Start the reward node (a lifecycle node that activates itself unless autostart:=false).
 
     ros2 launch robo_reward_ros reward.launch.py
     ros2 launch robo_reward_ros reward.launch.py camera_topics:=/front/image_raw,/wrist/image_raw/compressed
     ros2 launch robo_reward_ros reward.launch.py model_preset:=roboreward-4b instruction:="open the drawer"
-    ros2 launch robo_reward_ros reward.launch.py model_preset:="" model:=/models/my_robometer backend:=robometer
+    ros2 launch robo_reward_ros reward.launch.py model_preset:=none model:=/models/my_robometer backend:=robometer
+    ros2 launch robo_reward_ros reward.launch.py --show-args
 
-Arguments left empty keep the value from params_file (config/reward.yaml by default).
+An argument that maps to a node parameter defaults to that parameter's value in the installed
+config/reward.yaml; given a different value, it overrides params_file. Empty defaults mean "not
+set" (ros2 launch refuses NAME:="": choose no preset with model_preset:=none).
 """
 import os
 from typing import List
 
+import yaml
 from ament_index_python.packages import get_package_share_directory
 from launch import LaunchDescription
 from launch.actions import DeclareLaunchArgument, OpaqueFunction
@@ -18,52 +22,77 @@ from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import LifecycleNode, Node
 from launch_ros.parameter_descriptions import ParameterValue
 
-# launch argument -> node parameter, applied only when the argument is not empty.
-OVERRIDES = {
-    "model_preset": "model.preset",
-    "model": "model.id",
-    "backend": "model.backend",
-    "precision": "model.precision",
-    "device": "model.device",
-    "instruction": "instruction",
-}
+# argument -> (node parameter or None, description)
 ARGUMENTS = {
-    "params_file": ("", "YAML file with the node's parameters (default: the installed "
-                        "config/reward.yaml)"),
-    "namespace": ("", "namespace for the node and its topics"),
-    "log_level": ("info", "logging level: debug, info, warn, error"),
-    "autostart": ("true", "configure and activate without a lifecycle manager"),
-    "camera_topics": ("", "comma-separated camera topics (…/compressed: CompressedImage)"),
-    "model_preset": ("", "robometer-4b-nf4, robometer-4b, roboreward-4b, roboreward-8b, "
-                         "topreward-qwen3vl-8b, topreward-qwen3vl-4b"),
-    "model": ("", "model id or local checkpoint directory"),
-    "backend": ("", "robometer, roboreward, topreward or auto"),
-    "precision": ("", "fp32, bf16, fp16, nf4 or int8"),
-    "device": ("", "auto, cuda, cuda:N or cpu"),
-    "instruction": ("", "instruction of a one-stage task to start with"),
-    "synthetic_camera": ("false", "also start a synthetic camera on the first camera topic"),
+    "params_file": (None, "YAML file with the node's parameters (keyed /** to match any "
+                          "namespace; start from a copy of the installed one)"),
+    "namespace": (None, "namespace for the node and its topics (e.g. robot1)"),
+    "log_level": (None, "logging level: debug, info, warn, error"),
+    "autostart": ("autostart", "configure and activate without a lifecycle manager"),
+    "camera_topics": ("cameras.topics",
+                      "comma-separated camera topics (…/compressed: CompressedImage)"),
+    "model_preset": ("model.preset", "robometer-4b-nf4, robometer-4b, roboreward-4b, "
+                                     "roboreward-8b, topreward-qwen3vl-8b, topreward-qwen3vl-4b, "
+                                     "or none (then model and backend say what to load)"),
+    "model": ("model.id", "model id or local checkpoint directory (default: the preset's)"),
+    "backend": ("model.backend", "robometer, roboreward, topreward or auto (default: the "
+                                 "preset's)"),
+    "precision": ("model.precision", "fp32, bf16, fp16, nf4 or int8 (default: the preset's)"),
+    "device": ("model.device", "auto, cuda, cuda:N or cpu"),
+    "instruction": ("instruction", "instruction of a one-stage task to start with (default: "
+                                   "wait for a task)"),
+    "synthetic_camera": (None, "also start a synthetic camera on the first camera topic"),
 }
 
 
-def _nodes(context):
+def _installed_params_file() -> str:
+    return os.path.join(get_package_share_directory("robo_reward_ros"), "config", "reward.yaml")
+
+
+def _as_argument(value) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, list):
+        return ",".join(str(v) for v in value)
+    return str(value)
+
+
+def _defaults() -> dict:
+    """Each argument's default: for a node parameter, its value in the installed YAML."""
+    with open(_installed_params_file(), encoding="utf-8") as handle:
+        (parameters,) = [v["ros__parameters"] for v in yaml.safe_load(handle).values()]
+    defaults = {"params_file": _installed_params_file(), "namespace": "", "log_level": "info",
+                "synthetic_camera": "false"}
+    for argument, (parameter, _) in ARGUMENTS.items():
+        if parameter is not None:
+            defaults[argument] = _as_argument(parameters[parameter])
+    return defaults
+
+
+def _nodes(context, defaults):
     value = {name: LaunchConfiguration(name).perform(context) for name in ARGUMENTS}
-    params_file = value["params_file"] or os.path.join(
-        get_package_share_directory("robo_reward_ros"), "config", "reward.yaml")
-    # ParameterValue with a type: launch would otherwise read a string as YAML (an instruction
-    # like "step 1: open" would become a dict).
-    overrides = {param: ParameterValue(value[arg], value_type=str)
-                 for arg, param in OVERRIDES.items() if value[arg]}
-    topics = [t.strip() for t in value["camera_topics"].split(",") if t.strip()]
-    if topics:
-        overrides["cameras.topics"] = ParameterValue(topics, value_type=List[str])
-    overrides["autostart"] = value["autostart"].lower() in ("true", "1", "yes")
+    # Only what differs from the installed defaults overrides params_file, so a user's file
+    # keeps its own values for the arguments not given.
+    changed = {name for name in ARGUMENTS if value[name] != defaults[name]}
+    overrides = {}
+    for argument, (parameter, _) in ARGUMENTS.items():
+        if parameter is None or argument not in changed:
+            continue
+        if argument == "camera_topics":
+            topics = [t.strip() for t in value[argument].split(",") if t.strip()]
+            overrides[parameter] = ParameterValue(topics, value_type=List[str])
+        elif argument == "autostart":
+            overrides[parameter] = value[argument].lower() in ("true", "1", "yes")
+        else:
+            # Typed: launch would otherwise read a string as YAML ("step 1: open" -> a dict).
+            overrides[parameter] = ParameterValue(value[argument], value_type=str)
     log_args = ["--ros-args", "--log-level", value["log_level"]]
-    camera_topic = topics[0] if topics else "camera/image_raw"
+    camera_topic = value["camera_topics"].split(",")[0].strip() or "camera/image_raw"
     return [
         LifecycleNode(
             package="robo_reward_ros", executable="reward_node", name="reward_node",
-            namespace=value["namespace"], output="screen", emulate_tty=True,
-            parameters=[params_file, overrides], arguments=log_args),
+            namespace=value["namespace"], output="screen",
+            parameters=[value["params_file"], overrides], arguments=log_args),
         Node(
             package="robo_reward_ros", executable="synthetic_camera", name="synthetic_camera",
             namespace=value["namespace"], output="screen", arguments=log_args,
@@ -73,6 +102,7 @@ def _nodes(context):
 
 
 def generate_launch_description():
-    declared = [DeclareLaunchArgument(name, default_value=default, description=text)
-                for name, (default, text) in ARGUMENTS.items()]
-    return LaunchDescription(declared + [OpaqueFunction(function=_nodes)])
+    defaults = _defaults()
+    declared = [DeclareLaunchArgument(name, default_value=defaults[name], description=text)
+                for name, (_, text) in ARGUMENTS.items()]
+    return LaunchDescription(declared + [OpaqueFunction(function=_nodes, args=[defaults])])

@@ -98,3 +98,48 @@ def test_entry_point_with_the_launch_files_yaml(ros_node, spawn, tiny_robometer_
     assert estimate.backend == "robometer"
     for process in (camera, node):
         assert process.interrupt() == 0, process.output()
+
+
+@pytest.mark.skipif(importlib.util.find_spec("launch_ros") is None,
+                    reason="launch_ros is not importable (not on PyPI; comes with a ROS install)")
+def test_every_argument_shows_its_real_default_and_the_readme_says_the_same():
+    import re
+
+    from launch.actions import DeclareLaunchArgument
+    spec = importlib.util.spec_from_file_location("reward_launch", LAUNCH_FILE)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    declared = {a.name: "".join(s.perform(None) for s in a.default_value)
+                for a in module.generate_launch_description().entities
+                if isinstance(a, DeclareLaunchArgument)}
+    assert declared["model_preset"] == "robometer-4b-nf4" and declared["device"] == "auto"
+    assert declared["camera_topics"] == "camera/image_raw" and declared["autostart"] == "true"
+    assert os.path.isfile(declared["params_file"])
+    with open(os.path.join(os.path.dirname(PACKAGE_ROOT), "README.md")) as handle:
+        readme = handle.read()
+    table = dict(re.findall(r"^\| `(\w+)` \| ([^|]+) \|", readme.split("### Launch arguments")[1]
+                            .split("###")[0], flags=re.M))
+    assert set(table) == set(declared)
+    for name, default in declared.items():
+        shown = table[name].strip()
+        if default and name != "params_file":
+            assert shown == f"`{default}`", (name, shown, default)
+        elif not default:
+            assert shown.startswith("empty"), (name, shown)
+
+
+@pytest.mark.skipif(importlib.util.find_spec("launch_ros") is None,
+                    reason="launch_ros is not importable (not on PyPI; comes with a ROS install)")
+def test_no_preset_and_a_namespace_under_launch(ros_node, spawn, tiny_robometer_dir):
+    from rcl_interfaces.srv import GetParameters
+
+    from test_reward_node import call
+    launch = spawn(python_script("launch_file_runner.py") + [
+        LAUNCH_FILE, "namespace:=robot1", "model_preset:=none", "synthetic_camera:=true",
+        "instruction:=stack the cups", "camera_topics:=cam/image_raw"]
+        + _tiny_model_args(tiny_robometer_dir), name="launch")
+    client = ros_node.create_client(GetParameters, "/robot1/reward_node/get_parameters")
+    reply = call(ros_node, client, GetParameters.Request(names=["model.preset", "model.id"]),
+                 [launch])
+    assert [v.string_value for v in reply.values] == ["none", tiny_robometer_dir]
+    assert launch.interrupt(timeout=30) == 0, launch.output()

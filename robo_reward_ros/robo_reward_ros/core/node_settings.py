@@ -35,13 +35,16 @@ class ParamSpec:
 
 
 _BIG = 1e9
+NO_PRESET = "none"
+
 SPECS: Tuple[ParamSpec, ...] = (
     ParamSpec("autostart", True,
               "configure and activate at start-up, without an external lifecycle manager"),
     # Model (loaded in configure).
     ParamSpec("model.preset", "robometer-4b-nf4",
               "named model set-up (robometer-4b-nf4, robometer-4b, roboreward-4b, roboreward-8b, "
-              "topreward-qwen3vl-8b, topreward-qwen3vl-4b); empty: use model.id and model.backend"),
+              "topreward-qwen3vl-8b, topreward-qwen3vl-4b); none or empty: use model.id and "
+              "model.backend"),
     ParamSpec("model.id", "", "model id or local checkpoint directory; overrides the preset's"),
     ParamSpec("model.backend", "",
               "robometer, roboreward, topreward, auto, or a registered plugin backend; "
@@ -199,7 +202,8 @@ def _split(text: str) -> Tuple[str, ...]:
 
 def model_settings(values: Dict[str, Any]) -> ModelSettings:
     preset_name = str(values["model.preset"]).strip()
-    preset = resolve_preset(preset_name) if preset_name else None
+    # "none" as well as empty: a launch argument cannot be empty (ros2 launch refuses NAME:="").
+    preset = resolve_preset(preset_name) if preset_name not in ("", NO_PRESET) else None
     backend = values["model.backend"] or (preset.backend if preset else "auto")
     model_id = values["model.id"] or (preset.model_id if preset else "")
     precision = values["model.precision"] or (preset.precision if preset else "bf16")

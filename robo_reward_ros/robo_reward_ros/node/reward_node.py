@@ -12,6 +12,7 @@ pipeline's lock is shared, and the model never runs under it.
 from __future__ import annotations
 
 import gc
+import os
 import sys
 import threading
 import time
@@ -405,6 +406,9 @@ class RewardNode(LifecycleNode):
 
 
 def main(args=None) -> int:
+    # The node's log is one line per record: no carriage-return progress bars from model loading
+    # (transformers reads this before it is imported).
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
     return run_node(RewardNode, args)
 
 

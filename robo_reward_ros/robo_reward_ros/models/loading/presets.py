@@ -44,4 +44,4 @@ def resolve_preset(name: str) -> ModelPreset:
         return PRESETS[name]
     except KeyError:
         raise ValueError(f"unknown model preset '{name}' (known: {', '.join(PRESETS)}; "
-                         "or leave it empty and set model.id and model.backend)") from None
+                         "or none, and set model.id and model.backend)") from None
