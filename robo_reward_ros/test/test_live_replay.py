@@ -30,7 +30,7 @@ def test_live_node_and_offline_replay_agree(tmp_path, tiny_robometer_dir):
         assert json.load(handle) == json.loads(json.dumps(agreement))
     assert agreement["compared"] == 1 and agreement["live_estimates"] >= 3, agreement
     # Same frames in, same numbers out: the node's windows re-scored offline.
-    assert agreement["windows_rescored"] == agreement["live_estimates"]
+    assert agreement["windows_rescored"] == agreement["live_estimates"], agreement["episodes"]
     assert agreement["model_max_abs_progress_diff"] <= 1e-5, agreement
     assert agreement["model_max_abs_success_diff"] <= 1e-5, agreement
     assert agreement["same_decisions"] == 1, agreement["episodes"]
