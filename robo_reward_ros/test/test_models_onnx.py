@@ -81,7 +81,7 @@ def test_onnx_option_errors(tiny_robometer_dir):
 
 def test_roboreward_with_onnx_vision_matches_torch(roboreward_fp32, tiny_roboreward_dir, tmp_path):
     from robo_reward_ros.models.onnx.export import export_sizes
-    path = export_sizes(roboreward_fp32, [(384, 384)], str(tmp_path / "vision.onnx"))[0]  # 224 px video frames
+    path = export_sizes(roboreward_fp32, [(224, 224)], str(tmp_path / "vision.onnx"))[0]  # 224 px frames stay 224
     model = load_reward_model(tiny_roboreward_dir, backend="roboreward", precision="fp32", device="cpu",
                               vision_runtime="onnx", vision_onnx=path, onnx_providers=CPU)
     try:

@@ -1,8 +1,18 @@
+"""RoboReward backend: prompt, score, and inputs equal to its references' (token ids and pixels)."""
+import os
+
 import numpy as np
+import pytest
 import torch
 
 from model_fixtures import make_frames
-from robo_reward_ros.models.backends.roboreward import RUBRIC_PROMPT, expected_score, parse_score_answer
+from robo_reward_ros.models.backends.roboreward import (
+    RUBRIC_PROMPT, expected_score, parse_score_answer, training_frame_indices)
+from robo_reward_ros.models.reward_model import Frame
+from roboreward_reference import (CASES, INSTRUCTION, case_frames, digest, level_sample, patches_to_levels,
+                                  reference_available, reference_inputs)
+
+RECORD = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "roboreward_reference.npz")
 
 
 def test_prompt_is_the_verbatim_rubric_after_the_video(roboreward_fp32):
@@ -13,9 +23,9 @@ def test_prompt_is_the_verbatim_rubric_after_the_video(roboreward_fp32):
                 + "<|im_end|>\n<|im_start|>assistant\nANSWER: ")
     assert text == expected
     assert RUBRIC_PROMPT.startswith("Given the task, assign a discrete progress score reward (1,2,3,4,5)")
-    # 224x224 is upscaled to 384x384 (qwen-vl-utils per-frame minimum): 24x24 patches, 144 tokens per block
-    assert [b.grid for b in seq.blocks] == [(1, 24, 24), (1, 24, 24)]
-    assert int((seq.input_ids == 151656).sum()) == 2 * 144
+    # training sizes: 4 x 224 x 224 lies within [256, 1024] x 28^2, so 224 stays: 14x14 patches, 49 tokens
+    assert [b.grid for b in seq.blocks] == [(1, 14, 14), (1, 14, 14)]
+    assert int((seq.input_ids == 151656).sum()) == 2 * 49
 
 
 def test_score_tokens_are_the_digits(roboreward_fp32):
@@ -61,3 +71,82 @@ def test_cached_equals_uncached(roboreward_fp32):
 def test_generation_returns_a_parsed_score(roboreward_fp32):
     answer = roboreward_fp32.generate_answer("wipe", make_frames(2), max_new_tokens=3)
     assert isinstance(answer["text"], str) and answer["score"] in (1, 2, 3, 4, 5)
+
+
+@pytest.fixture(scope="module")
+def roboreward_baseline(tiny_roboreward_dir):
+    from robo_reward_ros.models import load_reward_model
+    model = load_reward_model(tiny_roboreward_dir, backend="roboreward", precision="fp32", device="cpu",
+                              inputs="robometer_baseline")
+    yield model
+    model.close()
+
+
+def _project_inputs(model, name):
+    frames = case_frames(name)
+    seq = model.sequence(INSTRUCTION, model.select(frames))
+    patches, grid = seq.whole_video()
+    return seq.input_ids, np.asarray([grid]), patches_to_levels(patches)
+
+
+@pytest.fixture(params=sorted(CASES))
+def case(request, roboreward_fp32, roboreward_baseline):
+    name = request.param
+    model = roboreward_fp32 if CASES[name][0] == "training" else roboreward_baseline
+    return name, model
+
+
+def test_inputs_equal_the_recorded_reference(case):
+    """Ids, grid and every pixel level equal transformers 4.57.1 / qwen-vl-utils 0.0.14 (recorded)."""
+    name, model = case
+    record = np.load(RECORD)
+    assert str(record[f"{name}/frames_sha256"]) == digest(f.rgb for f in case_frames(name))
+    ids, grid, levels = _project_inputs(model, name)
+    np.testing.assert_array_equal(ids, record[f"{name}/input_ids"])
+    np.testing.assert_array_equal(grid, record[f"{name}/video_grid_thw"])
+    sample = level_sample(levels).astype(np.int16)
+    assert np.abs(sample - record[f"{name}/levels_sample"]).max() == 0  # tolerance: 0 uint8 levels
+    assert digest([levels]) == str(record[f"{name}/levels_sha256"])
+
+
+@pytest.mark.skipif(not reference_available(), reason="needs transformers 4.57, torchvision and qwen-vl-utils")
+def test_inputs_equal_the_reference_run_here(case, tiny_roboreward_dir):
+    name, model = case
+    reference = reference_inputs(tiny_roboreward_dir, name, model.prompt_text(INSTRUCTION))
+    ids, grid, levels = _project_inputs(model, name)
+    np.testing.assert_array_equal(ids, reference["input_ids"])
+    np.testing.assert_array_equal(grid, reference["video_grid_thw"])
+    np.testing.assert_array_equal(levels, reference["levels"])
+
+
+def _prompt_video(model, frames):
+    text = model.processing.tokenizer.decode(model.sequence(INSTRUCTION, frames).input_ids)
+    return text.split("<|im_start|>user\n", 1)[1].split("Given the task", 1)[0].replace("<|video_pad|>", "")
+
+
+def test_training_inputs_stamp_real_times_and_repeat_an_odd_last_frame(roboreward_fp32):
+    frames = [Frame(stamp=10.0 + t, rgb=f.rgb) for t, f in zip((0.0, 0.4, 1.0, 2.2, 3.0), make_frames(5))]
+    blocks = "<|vision_start|><|vision_end|>"
+    # blocks (0, 0.4), (1.0, 2.2), (3.0, 3.0): the processor repeats the last index
+    assert _prompt_video(roboreward_fp32, frames) == f"<0.2 seconds>{blocks}<1.6 seconds>{blocks}<3.0 seconds>{blocks}"
+    assert _prompt_video(roboreward_fp32, frames[:1]) == f"<0.0 seconds>{blocks}"
+
+
+def test_baseline_inputs_number_a_padded_frame_list(roboreward_baseline):
+    """qwen-vl-utils pads 3 frames to 4 and numbers them 0..3 at 2 fps (not the repeated index)."""
+    blocks = "<|vision_start|><|vision_end|>"
+    assert _prompt_video(roboreward_baseline, make_frames(3)) == f"<0.2 seconds>{blocks}<1.2 seconds>{blocks}"
+    assert roboreward_baseline.max_frames == 16
+
+
+def test_training_frame_count_follows_the_clip_duration():
+    assert training_frame_indices([i * 0.1 for i in range(10)]) == [0, 3, 6, 9]  # 1 s: 2 frames -> at least 4
+    assert training_frame_indices([i * 0.1 for i in range(25)]) == [0, 6, 12, 18, 24]  # 2.5 s at 2 fps
+    assert len(training_frame_indices([i * 0.1 for i in range(100)])) == 8
+    assert training_frame_indices([0.0, 0.5]) == [0, 1] and training_frame_indices([3.0]) == [0]
+
+
+def test_inputs_option_is_checked(tiny_roboreward_dir):
+    from robo_reward_ros.models import load_reward_model
+    with pytest.raises(ValueError, match="inputs must be one of"):
+        load_reward_model(tiny_roboreward_dir, backend="roboreward", device="cpu", inputs="lerobot")

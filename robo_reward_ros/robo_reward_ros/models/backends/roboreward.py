@@ -5,20 +5,29 @@ forward pass over the prompt plus the answer prefix ``ANSWER: `` gives the next-
 its mass on the five digit tokens, renormalised, gives an expected score E[s] and the reward
 (E[s]-1)/4 (TrustJudge-style, reward-models.md section 4). The argmax digit is the parsed 1-5
 answer; ``generate_answer`` runs real greedy generation with the Robometer-baseline parser.
+
+The video is built as the checkpoints were trained (``inputs="training"``): RoboReward's
+``qwen-vl-finetune`` fork feeds each clip through transformers 4.57.1's Qwen3-VL processor, which
+keeps 2 frames per second of the clip (4..8 frames), stamps them with their real times and sizes
+them so that frames (rounded to even) x area lies in [256, 1024] x 28^2. ``inputs="robometer_baseline"``
+builds the frame list as Robometer's RoboReward baseline does through qwen-vl-utils. Evidence for
+each number: docs/reward-engine.md.
 """
 import re
-from typing import Dict, List, Optional, Sequence
+from typing import Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 import torch
 
 from robo_reward_ros.models.backends.base import QwenRewardBackend
-from robo_reward_ros.models.backends.frame_selection import select_frames
+from robo_reward_ros.models.backends.frame_selection import linspace_indices, select_frames
 from robo_reward_ros.models.qwen.loading import load_qwen3vl
+from robo_reward_ros.models.qwen.processing import pad_to_temporal_patch
 from robo_reward_ros.models.qwen.sequences import QwenSequence, collate, vision_inputs
-from robo_reward_ros.models.qwen.video_blocks import video_blocks
+from robo_reward_ros.models.qwen.video_blocks import Resize, video_blocks
 from robo_reward_ros.models.qwen.vision_feature_cache import feature_source
-from robo_reward_ros.models.qwen.vision_preprocessing import smart_resize
+from robo_reward_ros.models.qwen.vision_preprocessing import (resize_rgb, resize_rgb_antialiased, smart_resize,
+                                                              video_smart_resize)
 from robo_reward_ros.models.reward_model import Capabilities, Frame, ModelOutput, check_frames
 
 # Verbatim from the model card / both reference implementations (reward-models.md section 2).
@@ -38,8 +47,15 @@ RUBRIC_PROMPT = (
     "Task: {task}")
 ANSWER_PREFIX = "ANSWER: "
 SCORES = (1, 2, 3, 4, 5)
-# qwen-vl-utils per-frame video bounds: 128..768 merged tokens of 32x32 pixels.
-VIDEO_FACTOR, VIDEO_MIN_PIXELS, VIDEO_MAX_PIXELS = 32, 128 * 32 * 32, 768 * 32 * 32
+INPUTS = ("training", "robometer_baseline")
+# Training (qwen-vl-finetune DataArguments defaults; the RoboReward scripts set only image pixels):
+# video_fps 2, video_min/max_frames 4/8, video_min/max_pixels 256*28*28 / 1024*28*28 (frames x area).
+TRAINING_FPS, TRAINING_MIN_FRAMES, TRAINING_MAX_FRAMES = 2.0, 4, 8
+TRAINING_MIN_PIXELS, TRAINING_MAX_PIXELS = 256 * 28 * 28, 1024 * 28 * 28
+# qwen-vl-utils 0.0.14 frame lists: each frame as an image (4..16384 tokens of its factor), then the
+# video's per-frame bounds (128..768 tokens of 32x32 pixels); frames numbered 0..n-1 at sample_fps.
+BASELINE_MAX_FRAMES = 16
+IMAGE_MIN_TOKENS, IMAGE_MAX_TOKENS, VIDEO_MIN_TOKENS, VIDEO_MAX_TOKENS = 4, 16384, 128, 768
 
 
 def parse_score_answer(text: str) -> int:
@@ -49,6 +65,21 @@ def parse_score_answer(text: str) -> int:
         return int(match.group(1))
     digits = re.findall(r"\b([1-5])\b", text)
     return int(digits[-1]) if digits else 1
+
+
+def training_frame_indices(stamps: Sequence[float], fps: float = TRAINING_FPS, min_frames: int = TRAINING_MIN_FRAMES,
+                           max_frames: int = TRAINING_MAX_FRAMES) -> List[int]:
+    """Frames the training processor keeps of a clip (transformers 4.57.1 ``Qwen3VLVideoProcessor.sample_frames``).
+
+    The clip's own rate comes from its stamps; ``int(frames / rate * fps)`` frames, clamped to
+    [min_frames, max_frames] and to the clip, spread by rounded linspace. Stamps carry float noise,
+    so a count on an integer boundary is read as the exact rate would give it.
+    """
+    total = len(stamps)
+    span = float(stamps[-1] - stamps[0])
+    duration = total * span / (total - 1) if total > 1 and span > 0 else total / fps
+    count = min(max(int(duration * fps + 1e-6), min_frames), max_frames, total)
+    return linspace_indices(total, count)
 
 
 def expected_score(digit_logits: torch.Tensor) -> torch.Tensor:
@@ -63,13 +94,22 @@ class RoboRewardBackend(QwenRewardBackend):
     name = "roboreward"
     capabilities = Capabilities(progress=True, success=False, preference=False)
 
-    def __init__(self, model_id: str, precision: str = "bf16", device: str = "auto", max_frames: int = 16,
-                 sample_fps: float = 2.0, trailing_newline: bool = False, cache_vision: bool = True,
-                 vision_runtime: str = "torch", vision_onnx: Optional[str] = None,
+    def __init__(self, model_id: str, precision: str = "bf16", device: str = "auto", inputs: str = "training",
+                 max_frames: Optional[int] = None, sample_fps: float = 2.0, trailing_newline: bool = False,
+                 cache_vision: bool = True, vision_runtime: str = "torch", vision_onnx: Optional[str] = None,
                  onnx_providers: Optional[Sequence[str]] = None) -> None:
+        """Build the video as trained (``inputs="training"``) or as the Robometer baseline; 8 or 16 frames.
+
+        ``sample_fps``: frames kept per second of the clip (training) or the rate the frame list is
+        numbered at (baseline); both references default to 2.
+        """
+        if inputs not in INPUTS:
+            raise ValueError(f"inputs must be one of {INPUTS}, got {inputs!r}")
         super().__init__(model_id, device, cache_vision, vision_runtime, vision_onnx, onnx_providers)
         self.model, self.processing = load_qwen3vl(model_id, precision, self.device)
-        self.max_frames = int(max_frames)
+        self.inputs = inputs
+        default_frames = TRAINING_MAX_FRAMES if inputs == "training" else BASELINE_MAX_FRAMES
+        self.max_frames = int(max_frames if max_frames is not None else default_frames)
         self.sample_fps = float(sample_fps)
         self.trailing_newline = trailing_newline
         self.digit_ids = [self.processing.token_id(str(k)) for k in SCORES]
@@ -78,22 +118,63 @@ class RoboRewardBackend(QwenRewardBackend):
         return RUBRIC_PROMPT.format(task=instruction) + ("\n" if self.trailing_newline else "")
 
     def sequence(self, instruction: str, frames: Sequence[Frame], answer_prefix: str = ANSWER_PREFIX) -> QwenSequence:
-        """Video first, then the rubric, one user turn, generation prompt, then the answer prefix."""
-        rgbs = [f.rgb for f in frames]
-        if len(rgbs) == 1:
-            rgbs = rgbs * 2  # Robometer baseline duplicates a one-frame clip
-        size = smart_resize(rgbs[0].shape[0], rgbs[0].shape[1], VIDEO_FACTOR, VIDEO_MIN_PIXELS, VIDEO_MAX_PIXELS)
-        vision, prompt_blocks, whole = video_blocks(rgbs, size, self.processing.video, range(len(rgbs)),
-                                                    self.sample_fps)
+        """Video first, then the rubric, one user turn, generation prompt, then the answer prefix.
+
+        ``frames`` are the video as chosen by ``select``; they are sized and stamped by ``inputs``.
+        """
+        rgbs, times, size, resize = (self._training_video(frames) if self.inputs == "training"
+                                     else self._baseline_video(frames))
+        vision, prompt_blocks, whole = video_blocks(rgbs, size, self.processing.video, times, resize=resize)
         messages = [{"role": "user", "content": [{"type": "video"},
                                                  {"type": "text", "text": self.prompt_text(instruction)}]}]
         text = self.processing.render(messages, add_generation_prompt=True) + answer_prefix
         ids = self.processing.encode(self.processing.expand(text, videos=[prompt_blocks]))
         return QwenSequence(ids, self.processing.mm_token_type_ids(ids), vision, "video", video_source=whole)
 
+    def _training_video(self, frames: Sequence[Frame]) -> Tuple[List[np.ndarray], List[float], Tuple[int, int], Resize]:
+        """Size and stamp as the 4.57.1 video processor: one resize (frames x area bounds), real times.
+
+        An odd count repeats the last frame and its time (the processor repeats the index); a single
+        frame is sized as the two-frame clip it becomes (the processor itself refuses one frame).
+        """
+        video = self.processing.video
+        rgbs = [f.rgb for f in frames]
+        times = [round(f.stamp - frames[0].stamp, 6) for f in frames]  # float noise off the .1f labels
+        size = video_smart_resize(max(len(rgbs), video.temporal_patch_size), rgbs[0].shape[0], rgbs[0].shape[1],
+                                  video.factor, video.temporal_patch_size, TRAINING_MIN_PIXELS, TRAINING_MAX_PIXELS)
+        return rgbs, times, size, resize_rgb_antialiased
+
+    def _baseline_video(self, frames: Sequence[Frame]) -> Tuple[List[np.ndarray], List[float], Tuple[int, int], Resize]:
+        """qwen-vl-utils ``fetch_video`` on a frame list: pad to even, number 0..n-1, two resizes.
+
+        Each frame is first sized as an image (``fetch_image``: PIL bicubic), then the video resize
+        (torchvision's float bicubic, antialiased) applies the per-frame video bounds to that size.
+        """
+        video = self.processing.video
+        factor = video.factor
+        rgbs = pad_to_temporal_patch([f.rgb for f in frames], video.temporal_patch_size)
+        times = [i / self.sample_fps for i in range(len(rgbs))]
+        # fetch_video hands its factor (32) to fetch_image as the patch size, which multiplies it by
+        # the merge size again: each frame is first rounded to multiples of 64 (224 -> 256).
+        frame_factor = factor * video.merge_size
+        image_size = smart_resize(rgbs[0].shape[0], rgbs[0].shape[1], frame_factor,
+                                  IMAGE_MIN_TOKENS * frame_factor ** 2, IMAGE_MAX_TOKENS * frame_factor ** 2)
+        size = smart_resize(*image_size, factor, VIDEO_MIN_TOKENS * factor ** 2, VIDEO_MAX_TOKENS * factor ** 2)
+
+        def resize(rgb: np.ndarray, height: int, width: int) -> np.ndarray:
+            return resize_rgb_antialiased(resize_rgb(rgb, *image_size), height, width, via_float=True)
+
+        return rgbs, times, size, resize
+
     def select(self, frames: Sequence[Frame]) -> List[Frame]:
+        """Training: the processor's 2 fps sampling (4..max_frames); baseline: linspace to max_frames."""
         check_frames(frames)
-        return select_frames(list(frames), self.max_frames, "linspace")
+        frames = list(frames)
+        if self.inputs == "training":
+            indices = training_frame_indices([f.stamp for f in frames], self.sample_fps, TRAINING_MIN_FRAMES,
+                                             self.max_frames)
+            return [frames[i] for i in indices]
+        return select_frames(frames, self.max_frames, "linspace")
 
     @torch.inference_mode()
     def digit_logits(self, sequences: Sequence[QwenSequence], use_cache: Optional[bool] = None) -> torch.Tensor:

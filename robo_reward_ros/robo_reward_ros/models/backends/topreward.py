@@ -67,7 +67,8 @@ class TOPRewardBackend(QwenRewardBackend):
         num = len(rgbs) + len(rgbs) % video.temporal_patch_size
         size = video_smart_resize(num, FRAME_SIZE, FRAME_SIZE, video.factor, video.temporal_patch_size,
                                   video.min_pixels, video.max_pixels)
-        vision, prompt_blocks, whole = video_blocks(rgbs, size, video, range(len(rgbs)), self.video_fps, keys)
+        times = [i / self.video_fps for i in range(len(rgbs))]
+        vision, prompt_blocks, whole = video_blocks(rgbs, size, video, times, keys)
         if self.add_chat_template:
             text = PREFIX + QUESTION.format(instruction=instruction)
             messages = [{"role": "user", "content": [{"type": "video"}, {"type": "text", "text": text}]}]

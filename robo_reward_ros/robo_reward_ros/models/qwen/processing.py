@@ -9,13 +9,14 @@ here, so the two installs produce the same token sequence.
 import dataclasses
 import json
 import logging
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple, TypeVar
 
 import numpy as np
 
 from robo_reward_ros.models.loading.checkpoint_layout import model_file
 
 LOG = logging.getLogger(__name__)
+T = TypeVar("T")
 
 IMAGE_PAD = "<|image_pad|>"
 VIDEO_PAD = "<|video_pad|>"
@@ -206,10 +207,19 @@ class QwenProcessing:
         return types
 
 
-def video_timestamps(frame_indices: Sequence[int], fps: float, temporal_patch_size: int) -> List[float]:
-    """Mid-time of each temporal block, as Qwen3VLProcessor computes it."""
-    indices = list(frame_indices)
-    if len(indices) % temporal_patch_size:
-        indices.extend([indices[-1]] * (temporal_patch_size - len(indices) % temporal_patch_size))
-    times = [i / fps for i in indices]
+def pad_to_temporal_patch(items: Sequence[T], temporal_patch_size: int) -> List[T]:
+    """Repeat the last item until the count fills whole temporal patches (frames, keys or times)."""
+    items = list(items)
+    while len(items) % temporal_patch_size:
+        items.append(items[-1])
+    return items
+
+
+def block_timestamps(frame_times: Sequence[float], temporal_patch_size: int) -> List[float]:
+    """Mid-time of each temporal block, as ``Qwen3VLProcessor._calculate_timestamps`` computes it.
+
+    ``frame_times`` are seconds per frame (the processor's ``index / fps``); an odd count repeats
+    the last frame's time, as the processor repeats the last index.
+    """
+    times = pad_to_temporal_patch(frame_times, temporal_patch_size)
     return [(times[i] + times[i + temporal_patch_size - 1]) / 2 for i in range(0, len(times), temporal_patch_size)]

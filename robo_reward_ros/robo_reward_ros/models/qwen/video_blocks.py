@@ -1,29 +1,24 @@
 """A list of frames as a Qwen3-VL video: two-frame blocks with their timestamps and pixels."""
-from typing import List, Optional, Sequence, Tuple
+from typing import Callable, Optional, Sequence, Tuple
 
 import numpy as np
 
-from robo_reward_ros.models.qwen.processing import VideoBlock, VisionSettings, video_timestamps
+from robo_reward_ros.models.qwen.processing import VideoBlock, VisionSettings, block_timestamps, pad_to_temporal_patch
 from robo_reward_ros.models.qwen.vision_feature_cache import VisionBlock, pixel_key
 from robo_reward_ros.models.qwen.vision_preprocessing import normalize, patchify_frames, resize_rgb
 
-
-def pad_to_temporal_patch(frames: Sequence[np.ndarray], temporal_patch_size: int) -> List[np.ndarray]:
-    """Repeat the last frame until the count fills whole temporal patches (qwen-vl-utils)."""
-    frames = list(frames)
-    while len(frames) % temporal_patch_size:
-        frames.append(frames[-1])
-    return frames
+Resize = Callable[[np.ndarray, int, int], np.ndarray]
 
 
 def video_blocks(frames_rgb: Sequence[np.ndarray], size: Tuple[int, int], settings: VisionSettings,
-                 frame_indices: Sequence[int], fps: float, keys: Optional[Sequence[bytes]] = None):
+                 frame_times: Sequence[float], keys: Optional[Sequence[bytes]] = None, resize: Resize = resize_rgb):
     """Vision blocks (cache units), prompt blocks (timestamps, token counts) and whole-clip patches.
 
-    ``frames_rgb`` are resized to ``size`` (h, w) with PIL bicubic; the last frame is repeated to an
-    even count. The whole-clip patches/grid are what the processor gives for the same frames, used by
-    the uncached reference path (a function: only that path pays for it). ``keys``: the frames'
-    ``pixel_key``s when the caller already has them.
+    ``frames_rgb`` are resized to ``size`` (h, w) by ``resize`` (PIL bicubic unless the backend's
+    reference resizes otherwise); the last frame, and its time in ``frame_times`` (seconds), is
+    repeated to an even count, as the Qwen3-VL processor does. The whole-clip patches/grid are what
+    the processor gives for the same frames, used by the uncached reference path (a function: only
+    that path pays for it). ``keys``: the frames' ``pixel_key``s when the caller already has them.
     """
     height, width = size
     tp = settings.temporal_patch_size
@@ -31,11 +26,11 @@ def video_blocks(frames_rgb: Sequence[np.ndarray], size: Tuple[int, int], settin
     keys = pad_to_temporal_patch(keys, tp) if keys is not None else [pixel_key(f) for f in frames]
 
     def chw(rgb: np.ndarray) -> np.ndarray:
-        return normalize(resize_rgb(rgb, height, width), settings.mean, settings.std)
+        return normalize(resize(rgb, height, width), settings.mean, settings.std)
 
     grid = (1, height // settings.patch_size, width // settings.patch_size)
     merge = settings.merge_size ** 2
-    times = video_timestamps(list(frame_indices), fps, tp)
+    times = block_timestamps(frame_times, tp)
     vision, prompt = [], []
     for number, start in enumerate(range(0, len(frames), tp)):
         members = frames[start:start + tp]

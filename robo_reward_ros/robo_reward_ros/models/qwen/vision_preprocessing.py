@@ -1,8 +1,9 @@
 """Pixel preparation for Qwen3-VL, without torchvision.
 
-Resizing follows qwen-vl-utils (``smart_resize`` + PIL bicubic), which every reference calls
+Image resizing follows qwen-vl-utils (``smart_resize`` + PIL bicubic), which the references call
 before the processor with ``do_resize=False`` (reward-models.md 1.5, 2); transformers' own
 ``smart_resize`` differs for tiny sides (no lower bound of one factor), so it is written here.
+Video frames resized by torchvision in the references use ``resize_rgb_antialiased`` (torch only).
 Images are normalised and patchified by transformers' Qwen2-VL image processor (its PIL backend,
 no torchvision). Video blocks are written here (``normalize`` + ``patchify_frames``) because
 transformers' Qwen3-VL video processor needs torchvision; a test checks them against the image
@@ -58,6 +59,27 @@ def resize_rgb(rgb: np.ndarray, height: int, width: int) -> np.ndarray:
     if rgb.shape[0] == height and rgb.shape[1] == width:
         return rgb
     return np.asarray(Image.fromarray(rgb, mode="RGB").resize((width, height), Image.BICUBIC))
+
+
+def resize_rgb_antialiased(rgb: np.ndarray, height: int, width: int, via_float: bool = False) -> np.ndarray:
+    """Bicubic resize with antialiasing of a uint8 RGB array, as torchvision resizes tensors on CPU.
+
+    torchvision's ``transforms.v2`` resize (transformers' video processor) hands uint8 straight to
+    ``torch.nn.functional.interpolate(mode="bicubic", antialias=True)``; the older
+    ``transforms.functional.resize`` (qwen-vl-utils' ``fetch_video``) interpolates in float32, then
+    clamps and rounds (``via_float``). The two differ by up to one level; torch alone gives either.
+    """
+    if rgb.shape[0] == height and rgb.shape[1] == width:
+        return rgb
+    import torch
+    tensor = torch.from_numpy(np.array(rgb, dtype=np.uint8, order="C")).permute(2, 0, 1).unsqueeze(0)
+    if via_float:
+        tensor = tensor.float()
+    resized = torch.nn.functional.interpolate(tensor, size=(height, width), mode="bicubic", align_corners=False,
+                                              antialias=True)
+    if via_float:
+        resized = resized.clamp_(0, 255).round_().to(torch.uint8)
+    return resized[0].permute(1, 2, 0).contiguous().numpy()
 
 
 def normalize(rgb: np.ndarray, mean: Sequence[float], std: Sequence[float], rescale: float = 1 / 255) -> np.ndarray:
