@@ -47,13 +47,16 @@ stamp="$venv/.robo_reward_requirements.sha256"
 if [ "$(cat "$stamp" 2>/dev/null)" != "$wanted" ]; then
   echo "setup: installing ${lock#$root/} into $venv"
   if [ ! -x "$venv/bin/uv" ]; then
-    # uv (pinned in the lock) installs the lock: parallel downloads, no resolution, and it
-    # removes what the lock does not list.
+    # uv (pinned in the lock) installs the lock: parallel downloads, no resolution.
     "$venv/bin/python" -m pip install --quiet --disable-pip-version-check \
       "$(grep -E '^uv==' "$lock")" > "$venv/.robo_reward_pip.txt" 2>&1 \
       || { cat "$venv/.robo_reward_pip.txt"; exit 1; }
   fi
-  "$venv/bin/uv" pip sync --quiet --python "$venv/bin/python" "${find_links[@]}" "$lock"
+  # Not `uv pip sync`: the ROS wheels carry extra .egg-info records (rclpy, std_msgs, ...) that
+  # a second sync takes for unlisted packages and uninstalls, deleting the modules themselves.
+  # A package dropped from the lock stays in an existing venv; a new venv has none.
+  "$venv/bin/uv" pip install --quiet --no-deps --python "$venv/bin/python" "${find_links[@]}" \
+    -r "$lock"
   echo "$wanted" > "$stamp"
 fi
 
