@@ -1,9 +1,44 @@
 #!/usr/bin/env bash
-# The whole test suite on a fresh machine: set up the venv and colcon build, then pytest.
-# Extra arguments go to pytest (e.g. scripts/run_tests.sh -k messages -x).
+# The whole test suite on a fresh machine, in legs; each leg sets up its own venv
+# (scripts/setup.sh: the lock for its Python and ROS 2 distro, colcon build), then runs pytest:
+#   default  Python 3.11 ($PYTHON), ROS 2 Kilted, every test     .venv ($ROBO_REWARD_VENV)
+#   py3.10   Python 3.10, ROS 2 Kilted, every test               .venv-py3.10
+#   jazzy    Python 3.12, ROS 2 Jazzy, the ROS tests (below)     .venv-jazzy
+# ROBO_REWARD_LEGS="default" runs only the first (the quick loop); the default is all three.
+# Extra arguments go to pytest in every leg (e.g. scripts/run_tests.sh -k messages -x).
+# Every leg runs; the exit status is the first failing leg's (0 when all pass).
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-bash "$root/scripts/setup.sh"
-. "$root/scripts/env.sh"
 cd "$root"
-exec python -m pytest robo_reward_ros/test "$@"
+test_dir=robo_reward_ros/test
+# The ROS tests: those that start nodes or executables, or use rclpy and the messages directly.
+ros_tests=(test_reward_node.py test_reward_node_faults.py test_reward_node_lifecycle.py
+           test_interfaces_roundtrip.py test_ros_compat.py test_entry_points.py test_security.py
+           test_live_replay.py test_soak_short.py test_demo.py test_launch_file.py)
+
+status=0
+results=()
+for leg in ${ROBO_REWARD_LEGS:-default py3.10 jazzy}; do
+  settings=()
+  tests=("$test_dir")
+  case $leg in
+    default) ;;
+    py3.10) settings=(PYTHON=python3.10 ROBO_REWARD_VENV="$root/.venv-py3.10") ;;
+    jazzy)
+      settings=(PYTHON=python3.12 ROBO_REWARD_ROS_DISTRO=jazzy ROBO_REWARD_VENV="$root/.venv-jazzy")
+      tests=("${ros_tests[@]/#/$test_dir/}") ;;
+    *) echo "run_tests: unknown leg '$leg' (default, py3.10, jazzy)" >&2; exit 2 ;;
+  esac
+  echo "=== run_tests: leg $leg ${settings[*]}"
+  started=$SECONDS
+  rc=0
+  # (set -e does not apply inside a subshell that is part of ||: chain with &&.)
+  (
+    if [ ${#settings[@]} -gt 0 ]; then export "${settings[@]}"; fi
+    bash scripts/setup.sh && . scripts/env.sh && python -m pytest "${tests[@]}" "$@"
+  ) || rc=$?
+  results+=("$leg: exit $rc in $((SECONDS - started)) s")
+  [ "$status" -ne 0 ] || status=$rc
+done
+echo "=== run_tests: ${results[*]/%/;}"
+exit "$status"

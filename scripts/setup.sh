@@ -1,35 +1,64 @@
 #!/usr/bin/env bash
-# Creates or updates the project venv (pinned requirements) and builds both packages into it
-# with colcon. Idempotent: pip runs only when a requirements file changed; colcon rebuilds
-# only what changed. For machines without a system ROS (CI, development); robots follow the
-# README's robot install path instead.
-#   PYTHON=python3.11  interpreter for a new venv     ROBO_REWARD_VENV=.venv  where it lives
+# Creates or updates the project venv from the lock file for its Python version and ROS 2 distro
+# (requirements/lock/, every package pinned; made by scripts/lock.sh) and builds both packages
+# into it with colcon. Idempotent: uv runs only when the lock changed; colcon rebuilds only what
+# changed. Nothing is resolved here. For machines without a system ROS (CI, development); robots
+# follow the README's robot install path instead.
+#   PYTHON=python3.10            interpreter for a new venv (3.10-3.12; default python3.11)
+#   ROBO_REWARD_ROS_DISTRO=jazzy  ROS 2 wheels to install (kilted, the default, or jazzy)
+#   ROBO_REWARD_VENV=DIR          where the venv lives (default .venv; .venv-jazzy for jazzy)
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-venv=${ROBO_REWARD_VENV:-$root/.venv}
-python=${PYTHON:-}
-if [ -z "$python" ]; then
-  for candidate in python3.11 python3; do
-    if "$candidate" -c 'import sys; assert (3, 10) <= sys.version_info[:2] <= (3, 12)' 2>/dev/null; then
-      python=$candidate; break
-    fi
+distro=${ROBO_REWARD_ROS_DISTRO:-kilted}
+default_venv=$root/.venv
+[ "$distro" = kilted ] || default_venv=$root/.venv-$distro
+venv=${ROBO_REWARD_VENV:-$default_venv}
+
+supported='import sys; assert (3, 10) <= sys.version_info[:2] <= (3, 12)'
+# A name like python3.10 may be a pyenv shim that refuses a version pyenv has but has not
+# selected: then take that version's own interpreter.
+find_python() {
+  local name=$1 candidate
+  for candidate in "$name" "${PYENV_ROOT:-$HOME/.pyenv}"/versions/"${name#python}".*/bin/"$name"; do
+    if "$candidate" -c "$supported" 2>/dev/null; then echo "$candidate"; return 0; fi
   done
-fi
-[ -n "$python" ] || { echo "setup: need Python 3.10-3.12 (set PYTHON=...)" >&2; exit 1; }
+  return 1
+}
 
 if [ ! -x "$venv/bin/python" ]; then
-  echo "setup: creating venv $venv with $($python --version)"
+  if [ -n "${PYTHON:-}" ]; then
+    python=$(find_python "$PYTHON") || { echo "setup: $PYTHON is not a working Python 3.10-3.12" >&2; exit 1; }
+  else
+    python=$(find_python python3.11 || find_python python3) \
+      || { echo "setup: need Python 3.10-3.12 (set PYTHON=...)" >&2; exit 1; }
+  fi
+  echo "setup: creating venv $venv with $("$python" --version)"
   "$python" -m venv "$venv"
 fi
 
-requirement_files=("$root"/requirements/*.txt)
-wanted=$(cat "${requirement_files[@]}" | sha256sum | cut -d' ' -f1)
+version=$("$venv/bin/python" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
+lock=$root/requirements/lock/$distro-py$version.txt
+[ -f "$lock" ] || { echo "setup: no lock file $lock (Python 3.10-3.12; distros kilted, jazzy)" >&2; exit 1; }
+# The project's machines carry a CPU build of torch for Python 3.11 here; the 3.11 locks pin it.
+find_links=()
+[ -d /opt/wheels ] && find_links=(--find-links /opt/wheels)
+wanted=$(cat "$lock" | sha256sum | cut -d' ' -f1)
 stamp="$venv/.robo_reward_requirements.sha256"
 if [ "$(cat "$stamp" 2>/dev/null)" != "$wanted" ]; then
-  echo "setup: installing pinned requirements into $venv"
-  args=()
-  for file in "${requirement_files[@]}"; do args+=(-r "$file"); done
-  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check "${args[@]}"
+  echo "setup: installing ${lock#$root/} into $venv"
+  if [ ! -x "$venv/bin/uv" ]; then
+    # uv (pinned in the lock) installs the lock: parallel downloads, no resolution.
+    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check \
+      "$(grep -E '^uv==' "$lock")" > "$venv/.robo_reward_pip.txt" 2>&1 \
+      || { cat "$venv/.robo_reward_pip.txt"; exit 1; }
+  fi
+  # Not `uv pip sync`: the ROS wheels carry extra .egg-info records (rclpy, std_msgs, ...) that
+  # a second sync takes for unlisted packages and uninstalls, deleting the modules themselves.
+  # A package dropped from the lock stays in an existing venv; a new venv has none.
+  # --compile-bytecode as pip does: where PYTHONDONTWRITEBYTECODE is set, nothing else writes
+  # .pyc files, and every process would compile torch and transformers again (2x slower start).
+  "$venv/bin/uv" pip install --quiet --no-deps --compile-bytecode --python "$venv/bin/python" \
+    "${find_links[@]}" -r "$lock"
   echo "$wanted" > "$stamp"
 fi
 
