@@ -94,3 +94,14 @@ def test_sros2_policy_covers_everything_the_node_uses(ros_node, spawn):
         names = {name.lstrip("/") for name, _ in entities}
         assert names and names <= allowed[kind], (kind, names - allowed[kind])
     assert node.interrupt() == 0
+
+
+def test_a_hub_id_that_is_not_here_says_why_and_how_to_run_from_a_directory():
+    """Tests run with HF_HUB_OFFLINE=1 (conftest): an uncached hub id fails at once, saying so."""
+    from robo_reward_ros.models import CheckpointError, load_reward_model
+    with pytest.raises(CheckpointError) as error:
+        load_reward_model("nobody-here/no-such-model", backend="robometer", precision="fp32",
+                          device="cpu")
+    message = str(error.value)
+    assert "HF_HUB_OFFLINE=1" in message and "hub cache" in message
+    assert "hf download nobody-here/no-such-model --local-dir DIR" in message and "model:=DIR" in message

@@ -78,8 +78,9 @@ class RobometerBackend(QwenRewardBackend):
         try:
             self.processing = QwenProcessing.from_pretrained(base, padding_side="right")
         except (OSError, ValueError) as exc:
+            hint = "" if layout.is_local(base) else f" ({layout.hub_hint(base)})"
             raise layout.CheckpointError(f"{model_id}: tokenizer/processor of base model {base!r} could not be "
-                                         f"loaded: {exc}") from exc
+                                         f"loaded: {exc}{hint}") from exc
         self.token_ids = add_robometer_tokens(self.processing.tokenizer)
         vocab = int(config_json.get("text_config", {}).get("vocab_size") or config_json.get("vocab_size") or 0)
         if len(self.processing.tokenizer) > vocab:

@@ -31,12 +31,25 @@ def model_file(name_or_path: str, filename: str) -> Optional[str]:
     return cached_file(name_or_path, filename, _raise_exceptions_for_missing_entries=False)
 
 
+def hub_hint(model_id: str) -> str:
+    """Say why a hub id gave nothing here and how to run from a local copy instead."""
+    from huggingface_hub import constants
+    if constants.HF_HUB_OFFLINE:
+        why = "it is not in this machine's hub cache and HF_HUB_OFFLINE=1 (nothing is downloaded)"
+    else:
+        why = (f"the model hub ({constants.ENDPOINT}) has no such model or could not be reached; "
+               "without a network, set HF_HUB_OFFLINE=1 to fail at once instead of retrying")
+    return (f"{why}. Download it where the hub is reachable (hf download {model_id} --local-dir DIR) "
+            "and point the node at the directory (model:=DIR, or the model.id parameter)")
+
+
 def load_config_json(name_or_path: str) -> Dict[str, Any]:
     path = model_file(name_or_path, "config.json")
     if path is None:
         if is_local(name_or_path):
             raise CheckpointError(f"{name_or_path}: no config.json; not a model directory")
-        raise CheckpointError(f"{name_or_path}: no config.json found (not a local directory, and not a hub model)")
+        raise CheckpointError(f"{name_or_path}: not a local directory, and no config.json from the hub: "
+                              f"{hub_hint(name_or_path)}")
     with open(path, encoding="utf-8") as handle:
         return json.load(handle)
 
