@@ -2,7 +2,7 @@
 import numpy as np
 
 from robo_reward_ros.core.events import EpisodeEnded, EpisodeStarted, FailureKind
-from robo_reward_ros.core.frame_intake import FrameIntake
+from robo_reward_ros.core.frame_intake import FrameIntake, ManualClock
 from robo_reward_ros.core.monitor_config import MonitorConfig
 from robo_reward_ros.core.reward_pipeline import RewardPipeline, WindowConfig
 from robo_reward_ros.core.task_monitor import TaskMonitor
@@ -10,15 +10,8 @@ from robo_reward_ros.core.task_spec import build_task
 from scripted_backend import PixelScriptedBackend, painted
 
 
-class Clock:
-    now = 100.0
-
-    def __call__(self):
-        return self.now
-
-
 def make(max_pixels=64 * 64, confirm=3):
-    clock = Clock()
+    clock = ManualClock(100.0)
     config = MonitorConfig(camera_stale_after_s=2.0, episode_timeout_s=60.0, gaps_are_outages=False)
     pipeline = RewardPipeline(PixelScriptedBackend(), TaskMonitor(config), ("front",),
                               WindowConfig(max_frames=8, min_interval_sec=0.0))

@@ -7,6 +7,7 @@ import pytest
 from robo_reward_ros.core.events import (EpisodeEnded, FailureDetected, FailureKind,
                                          StageAdvanced, TaskStatus)
 from robo_reward_ros.core.frame import Frame
+from robo_reward_ros.core.frame_intake import ManualClock
 from robo_reward_ros.core.frame_window import FrameRejected
 from robo_reward_ros.core.reward_pipeline import (ModelErrorPolicy, RewardPipeline,
                                                   WindowConfig)
@@ -19,19 +20,11 @@ from scripted_backend import PixelScriptedBackend, painted
 CONFIG = MonitorConfig(success_k=2, success_n=3, episode_timeout_s=60.0)
 
 
-class FakeClock:
-    def __init__(self):
-        self.now = 0.0
-
-    def __call__(self):
-        return self.now
-
-
 def make(cameras=("front",), config=CONFIG, errors=None, clock=None):
     model = PixelScriptedBackend()
     pipeline = RewardPipeline(model, TaskMonitor(config), cameras,
                               WindowConfig(max_frames=8, min_interval_sec=0.0),
-                              errors=errors, clock=clock or FakeClock())
+                              errors=errors, clock=clock or ManualClock())
     return pipeline, model
 
 
@@ -170,7 +163,7 @@ def test_a_task_change_during_a_query_never_resets_the_model_under_it(fixture, r
 
 
 def test_model_failures_back_off_and_become_one_model_error_event():
-    clock = FakeClock()
+    clock = ManualClock()
     pipeline, model = make(errors=ModelErrorPolicy(report_after=2, base_backoff_sec=1.0),
                            clock=clock)
     pipeline.set_task(build_task(["stack the cups"]), 0.0, start=True)
@@ -193,7 +186,7 @@ def test_model_failures_back_off_and_become_one_model_error_event():
 
 
 def test_non_finite_output_is_a_model_error_not_an_estimate():
-    clock = FakeClock()
+    clock = ManualClock()
     pipeline, model = make(errors=ModelErrorPolicy(report_after=1), clock=clock)
     pipeline.set_task(build_task(["stack the cups"]), 0.0, start=True)
     original = model.score

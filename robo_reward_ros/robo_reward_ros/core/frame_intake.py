@@ -26,6 +26,16 @@ from robo_reward_ros.core.stamp_guard import StampGuard, StampVerdict
 from robo_reward_ros.core.task_monitor import MonitorUpdate
 
 
+class ManualClock:
+    """A clock that reads what it was set to: a replay's (the recording's stamps) or a test's."""
+
+    def __init__(self, now: float = 0.0) -> None:
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+
 @dataclasses.dataclass
 class CameraStats:
     """What one camera delivered, for /diagnostics and logs."""
@@ -96,43 +106,44 @@ class FrameIntake:
     def _receive(self, camera: str, stamp: float, decode: Callable[[], np.ndarray],
                  frame_id: str = "") -> IntakeResult:
         stats = self.stats[camera]
+        now = self.clock()
         stats.received += 1
-        stats.last_receipt = self.clock()
+        stats.last_receipt = now
         stats.stale_reported = False
         check = self._guards[camera].check(stamp)
         if check.verdict is StampVerdict.REJECT:
             return self._reject(stats, check.reason)
+        new_timeline = check.reason if check.verdict is StampVerdict.NEW_TIMELINE else ""
         updates: List[MonitorUpdate] = []
-        if check.verdict is StampVerdict.NEW_TIMELINE:
-            updates += self._restart_on_new_timeline(camera, stamp, check.reason)
+        if new_timeline:
+            updates += self._restart_on_new_timeline(camera, stamp, new_timeline, now)
         try:
             started = self.pipeline.add_frame(camera, Frame(stamp, decode()))
         except (ImageDecodeError, FrameRejected) as exc:
-            result = self._reject(stats, str(exc))
-            return dataclasses.replace(result, new_timeline=check.reason if updates else "",
-                                       updates=updates)
+            return self._reject(stats, str(exc), new_timeline, updates)
         if started is not None:
             updates.append(started)
         if self._latest_stamp is None or stamp >= self._latest_stamp:
-            self._latest_stamp, self._latest_receipt = stamp, self.clock()
+            self._latest_stamp, self._latest_receipt = stamp, now
         stats.accepted += 1
         stats.frame_id = frame_id
-        new_timeline = check.reason if check.verdict is StampVerdict.NEW_TIMELINE else ""
         return IntakeResult(True, new_timeline=new_timeline, updates=updates)
 
-    def _restart_on_new_timeline(self, camera: str, stamp: float,
-                                 reason: str) -> List[MonitorUpdate]:
+    def _restart_on_new_timeline(self, camera: str, stamp: float, reason: str,
+                                 now: float) -> List[MonitorUpdate]:
         """Time limits, stalls and windows would otherwise compare stamps of two clocks."""
-        self._latest_stamp, self._latest_receipt = stamp, self.clock()
+        self._latest_stamp, self._latest_receipt = stamp, now
         if self.pipeline.task is None:
             return []
         return self.pipeline.start_episode(stamp, None, f"camera {camera}: {reason}")
 
     @staticmethod
-    def _reject(stats: CameraStats, reason: str) -> IntakeResult:
+    def _reject(stats: CameraStats, reason: str, new_timeline: str = "",
+                updates: Sequence[MonitorUpdate] = ()) -> IntakeResult:
         stats.rejected += 1
         stats.last_error = reason
-        return IntakeResult(False, rejected_because=reason)
+        return IntakeResult(False, rejected_because=reason, new_timeline=new_timeline,
+                            updates=updates)
 
     # --- time -------------------------------------------------------------------------------
     def frame_time(self) -> Optional[float]:

@@ -13,7 +13,7 @@ from typing import Any, Callable, Dict, Iterable, List, Optional
 
 from robo_reward_ros.core.events import (EpisodeEnded, FailureDetected, MonitorEvent,
                                          StageSucceeded)
-from robo_reward_ros.core.frame_intake import FrameIntake
+from robo_reward_ros.core.frame_intake import FrameIntake, ManualClock
 from robo_reward_ros.core.reward_pipeline import CameraResult, RewardPipeline
 from robo_reward_ros.core.task_monitor import MonitorUpdate, TaskMonitor
 from robo_reward_ros.core.task_spec import build_task
@@ -78,7 +78,7 @@ class OfflineReplay:
         pipeline = RewardPipeline(self.model, TaskMonitor(settings.monitor),
                                   settings.monitor.cameras, settings.window,
                                   settings.error_policy())
-        clock = _RecordingClock()
+        clock = ManualClock()  # follows the recording's stamps
         intake = FrameIntake(pipeline, settings.max_pixels, settings.max_stamp_jump_sec,
                              settings.new_timeline_frames, clock=clock)
         trace = EpisodeTrace(episode, bag=bag)
@@ -111,15 +111,6 @@ class OfflineReplay:
                                                    "the recording ended")])
         pipeline.close()
         return trace
-
-
-class _RecordingClock:
-    """The frame intake's clock in a replay: it follows the recording's stamps."""
-
-    now = 0.0
-
-    def __call__(self) -> float:
-        return self.now
 
 
 def _estimate(episode: str, result: CameraResult) -> EstimateRecord:

@@ -149,9 +149,7 @@ class RewardNode(LifecycleNode):
         if self._pipeline.task is not None:
             # Re-activated: the task goes on in a new episode from the next frame (deactivate
             # ended the last one); scoring must not silently wait for start_episode.
-            for update in self._pipeline.start_episode(None, None, "node activated"):
-                self._publish_update(update)
-            self._publish_state(self._pipeline.state)
+            self._publish_then_state(self._pipeline.start_episode(None, None, "node activated"))
         elif settings.instruction.strip():
             try:
                 self._set_task(build_task([settings.instruction]), True, "instruction parameter")
@@ -231,10 +229,10 @@ class RewardNode(LifecycleNode):
     def _on_frame_result(self, camera: str, result: IntakeResult) -> None:
         if result.new_timeline:
             self._report_error("task", f"camera {camera}: {result.new_timeline}")
-        for update in result.updates:
-            self._publish_update(update)
-        if result.new_timeline:
-            self._publish_state(self._pipeline.state)
+            self._publish_then_state(result.updates)
+        else:
+            for update in result.updates:  # a waiting episode started with this frame
+                self._publish_update(update)
         worker = self._worker
         if result.accepted and worker is not None:
             worker.notify()
@@ -276,9 +274,7 @@ class RewardNode(LifecycleNode):
         except RuntimeError as exc:
             response.success, response.message = False, str(exc)
             return response
-        for update in updates:
-            self._publish_update(update)
-        self._publish_state(self._pipeline.state)
+        self._publish_then_state(updates)
         response.success, response.message = True, "episode started"
         response.episode_id = self._pipeline.state.episode_id
         return response
@@ -286,9 +282,7 @@ class RewardNode(LifecycleNode):
     def _set_task(self, task: TaskSpec, start: bool, source: str) -> None:
         self.get_logger().info(
             f"task from {source}: " + " | ".join(s.instruction for s in task.stages))
-        for update in self._pipeline.set_task(task, self._intake.frame_time(), start):
-            self._publish_update(update)
-        self._publish_state(self._pipeline.state)
+        self._publish_then_state(self._pipeline.set_task(task, self._intake.frame_time(), start))
 
     # --- inference thread -------------------------------------------------------------------
     def _inference_step(self) -> None:
@@ -331,6 +325,12 @@ class RewardNode(LifecycleNode):
                     if self._reset is not None:
                         self._reset.request(event.episode_id)
         self._publish_state(update.state)
+
+    def _publish_then_state(self, updates) -> None:
+        """Publish what a task or episode change produced, then where things stand now."""
+        for update in updates:
+            self._publish_update(update)
+        self._publish_state(self._pipeline.state)
 
     def _publish_state(self, state) -> None:
         self._state_pub.publish(state_msg(state))
