@@ -111,7 +111,7 @@ def publisher(args) -> int:
 class Listener:
     """Estimates, camera-probe receipts and the node's camera diagnostics, on a spinning thread."""
 
-    def __init__(self, probe: bool):
+    def __init__(self, probe: bool, overlay: bool = False):
         import rclpy
         from diagnostic_msgs.msg import DiagnosticArray
         from rclpy.executors import SingleThreadedExecutor
@@ -121,12 +121,15 @@ class Listener:
         self.context = rclpy.Context()
         rclpy.init(context=self.context)
         self.node = rclpy.create_node("bench_listener", context=self.context)
-        self.estimates, self.probe, self.camera_diag = [], [], {}
+        self.estimates, self.probe, self.camera_diag, self.overlays = [], [], {}, []
         self.node.create_subscription(RewardEstimate, "reward", self._on_estimate,
                                       QoSProfile(depth=50, reliability=ReliabilityPolicy.RELIABLE))
         self.node.create_subscription(DiagnosticArray, "/diagnostics", self._on_diag, 10)
         if probe:
             self.node.create_subscription(Image, CAMERA_TOPIC, self._on_image, qos_profile_sensor_data)
+        if overlay:  # someone watching: the overlay draws only for subscribers
+            self.node.create_subscription(Image, "overlay/image_raw",
+                                          lambda _: self.overlays.append(time.time()), 1)
         self.executor = SingleThreadedExecutor(context=self.context)
         self.executor.add_node(self.node)
         self._stop = False
@@ -179,10 +182,16 @@ def run_case(case, args, domain_id, workdir) -> dict:
     node_out = open(os.path.join(workdir, f"node-{domain_id}.log"), "w")
     node = subprocess.Popen(node_argv, env=node_env, stdout=node_out, stderr=subprocess.STDOUT,
                             start_new_session=True)
+    overlay = None
+    if args.overlay_hz > 0:  # the operator overlay beside the node, on the same camera
+        overlay_argv = [os.path.join(os.path.dirname(args.reward_node), "operator_overlay"), "--ros-args",
+                        "-p", f"camera_topic:={CAMERA_TOPIC}", "-p", f"rate_hz:={args.overlay_hz}"]
+        overlay = subprocess.Popen(overlay_argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT,
+                                   start_new_session=True)
     listener = None
     pub = None
     try:
-        listener = Listener(probe=args.probe)
+        listener = Listener(probe=args.probe, overlay=overlay is not None)
         # Wait until the node is scoring-ready: its diagnostics name the camera.
         deadline = time.monotonic() + 60.0
         while "frames_received" not in listener.camera_diag and time.monotonic() < deadline:
@@ -193,7 +202,7 @@ def run_case(case, args, domain_id, workdir) -> dict:
             raise RuntimeError("the node published no camera diagnostics within 60 s")
         pub_argv = [sys.executable, os.path.abspath(__file__), "--publisher", "--width", str(case["width"]),
                     "--height", str(case["height"]), "--hz", str(args.hz), "--seconds", str(args.seconds),
-                    "--min-subscribers", str(2 if args.probe else 1)]
+                    "--min-subscribers", str((2 if args.probe else 1) + (1 if overlay else 0))]
         pub = subprocess.Popen(pub_argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         start_line = pub.stdout.readline()
         if not start_line.startswith("START"):
@@ -217,6 +226,9 @@ def run_case(case, args, domain_id, workdir) -> dict:
     finally:
         if pub is not None and pub.poll() is None:
             pub.kill()
+        if overlay is not None and overlay.poll() is None:
+            os.killpg(overlay.pid, signal.SIGINT)
+            overlay.wait(timeout=10)
         if node.poll() is None:
             os.killpg(node.pid, signal.SIGINT)
             try:
@@ -226,6 +238,7 @@ def run_case(case, args, domain_id, workdir) -> dict:
                 node.wait()
         node_out.close()
         estimates = list(listener.estimates) if listener else []
+        overlays = list(listener.overlays) if listener else []
         probe = list(listener.probe) if listener else []
         if listener is not None:
             listener.close()
@@ -249,7 +262,8 @@ def run_case(case, args, domain_id, workdir) -> dict:
     expected_rate = min(case["rate_hz"], 1.0 / case["model_s"]) if case["model_s"] > 0 else case["rate_hz"]
     rate = len(window) / (t1 - t0) if t1 > t0 else 0.0
     return {
-        **case, "hz": args.hz, "seconds": args.seconds, "sent": sent, "publisher_late": stop.get("late"),
+        **case, "hz": args.hz, "seconds": args.seconds, "overlay_hz": args.overlay_hz, "sent": sent,
+        "publisher_late": stop.get("late"), "overlays_received": len([t for t in overlays if t0 <= t <= t1]),
         "received_at_node": received, "lost": (sent - received) if sent is not None else None,
         "node_frames_lost_in_transport": diag.get("frames_lost_in_transport"),
         "node_frames_rejected": diag.get("frames_rejected"), "node_input_rate_hz": diag.get("input_rate_hz"),
@@ -291,6 +305,8 @@ def main(argv=None) -> int:
     parser.add_argument("--domain-id", type=int, default=0, help="first ROS_DOMAIN_ID (default: from the pid)")
     parser.add_argument("--node-pythonpath", default="",
                         help="put this first on the node's PYTHONPATH (a patched copy of robo_reward_ros)")
+    parser.add_argument("--overlay-hz", type=float, default=0.0,
+                        help="also run operator_overlay on the camera at this rate (0: not)")
     parser.add_argument("--json", help="write the results here")
     # publisher role
     parser.add_argument("--publisher", action="store_true", help=argparse.SUPPRESS)
@@ -341,8 +357,8 @@ def main(argv=None) -> int:
                      "--domain-id", str(base_domain + index), "--workdir", workdir,
                      "--hz", str(args.hz), "--seconds", str(args.seconds), "--warmup", str(args.warmup),
                      "--diag-wait", str(args.diag_wait), "--depth", str(args.depth),
-                     "--reward-node", args.reward_node, "--node-pythonpath", args.node_pythonpath
-                     ] + ([] if args.probe else ["--no-probe"])
+                     "--reward-node", args.reward_node, "--node-pythonpath", args.node_pythonpath,
+                     "--overlay-hz", str(args.overlay_hz)] + ([] if args.probe else ["--no-probe"])
             proc = subprocess.run(child, env=transport_env(case["transport"]), stdout=subprocess.PIPE,
                                   stderr=subprocess.PIPE, text=True, timeout=args.seconds + 180)
             lines = [line for line in proc.stdout.splitlines() if line.startswith("RESULT ")]

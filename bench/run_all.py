@@ -7,8 +7,9 @@
 
 Benchmarks (``--only`` names): ``real_arch`` (1: Qwen3-VL-4B architecture per-step cost, cached vs
 full; ~9 GB RAM), ``node`` (2: installed reward_node under camera load), ``memory`` (3: a simulated
-hour), ``precision`` (4: fp32/bf16/nf4/int8 on tiny and ~160M checkpoints), ``decode`` (5: camera
-message to model input). They run one at a time (the heavy ones need the machine to themselves).
+hour), ``precision`` (4: fp32/bf16/nf4/int8/int8wo/int4wo on tiny and ~160M checkpoints, and a
+Jetson Orin projection), ``decode`` (5: camera message to model input). They run one at a time
+(the heavy ones need the machine to themselves).
 Writes ``OUT/<name>.json``, ``OUT/<name>.txt`` (the printed output) and ``OUT/summary.md``.
 """
 import argparse

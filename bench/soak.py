@@ -15,7 +15,6 @@ import argparse
 import json
 import os
 import random
-import signal
 import subprocess
 import sys
 import tempfile
@@ -34,6 +33,7 @@ from robo_reward_ros.evaluation.synthetic_scene import render_scene
 from robo_reward_ros.evaluation.demo_assets import demo_checkpoint
 from robo_reward_ros.node.qos_profiles import EVENTS_QOS, LATCHED_LISTENER_QOS
 from robo_reward_ros.node.messages import to_time
+from soak_schedule import run_schedule, stop_node, wait_until_serving
 
 TASKS = [["put the red block on the green square"],
          ["pick up the red block", "place it on the green square"]]
@@ -175,47 +175,34 @@ def run(args: argparse.Namespace) -> Dict:
     robot = Robot(ros, args, rng)
     robot.flap_controller()  # start with a controller that answers
     samples: List[Dict] = []
-    # The run's clock starts when the node serves (loading takes longer on a busy machine).
-    ready_by = time.monotonic() + 120.0
-    while (not robot.set_task.service_is_ready() and child.poll() is None
-           and time.monotonic() < ready_by):
-        rclpy.spin_once(ros, timeout_sec=0.1)
+    # The run's clock starts when the node serves.
+    wait_until_serving(ros, robot.set_task, child, 120.0)
     start = time.monotonic()
-    deadline = start + args.minutes * 60.0
-    next_frame = next_sample = start
-    next_task, next_flap, task_number = start + args.task_period, start + args.flap_period, 1
+    tasks = iter(range(1, 1_000_000))
+
+    def frame(now):
+        robot.publish_frame()
+        return 1.0 / args.camera_hz
+
+    def task(now):
+        robot.give_task(next(tasks))
+        return args.task_period
+
+    def flap(now):
+        robot.flap_controller()
+        return args.flap_period
+
+    def sample(now):
+        samples.append({"t_sec": round(now - start, 1), **proc_status(child.pid),
+                        **{k: robot.counts[k] for k in ("estimates", "events")}})
+        return args.sample_period
+
     crashed = False
     try:
-        while time.monotonic() < deadline:
-            now = time.monotonic()
-            if child.poll() is not None:
-                crashed = True
-                break
-            if now >= next_frame:
-                robot.publish_frame()
-                next_frame += 1.0 / args.camera_hz
-                if next_frame < now:  # this process fell behind: do not burst
-                    next_frame = now + 1.0 / args.camera_hz
-            if now >= next_task:
-                robot.give_task(task_number)
-                task_number += 1
-                next_task += args.task_period
-            if now >= next_flap:
-                robot.flap_controller()
-                next_flap += args.flap_period
-            if now >= next_sample:
-                samples.append({"t_sec": round(now - start, 1), **proc_status(child.pid),
-                                **{k: robot.counts[k] for k in ("estimates", "events")}})
-                next_sample += args.sample_period
-            rclpy.spin_once(ros, timeout_sec=max(0.0, min(next_frame, next_sample) - time.monotonic()))
+        crashed = run_schedule(ros, child, start, args.minutes, [
+            (0.0, frame), (args.task_period, task), (args.flap_period, flap), (0.0, sample)])
     finally:
-        if child.poll() is None:
-            child.send_signal(signal.SIGINT)
-        try:
-            exit_code = child.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            child.kill()
-            exit_code = child.wait()
+        exit_code = stop_node(child, 30.0)
         log.seek(0)
         output = log.read().decode("utf-8", "replace")
         log.close()

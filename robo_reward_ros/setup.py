@@ -16,6 +16,7 @@ setup(
         (f"share/{PACKAGE}", ["package.xml"]),
         (f"share/{PACKAGE}/launch", glob("launch/*.launch.py")),
         (f"share/{PACKAGE}/config", glob("config/*.yaml") + glob("config/*.xml")),
+        (f"share/{PACKAGE}/config/foxglove", glob("config/foxglove/*.json")),
     ],
     install_requires=["setuptools"],
     zip_safe=False,
@@ -28,6 +29,7 @@ setup(
         "console_scripts": [
             "reward_node = robo_reward_ros.node.reward_node:main",
             "synthetic_camera = robo_reward_ros.node.synthetic_camera:main",
+            "operator_overlay = robo_reward_ros.node.operator_overlay:main",
             "robo-reward = robo_reward_ros.cli.main:main",
         ],
     },

@@ -17,7 +17,7 @@ uv=${UV:-uv}
 command -v "$uv" >/dev/null || { echo "lock: needs uv (pip install uv==0.13.8; or UV=path)" >&2; exit 1; }
 export UV_PYTHON_DOWNLOADS=never
 mkdir -p requirements/lock
-common=(requirements/dev.txt requirements/model.txt requirements/tools.txt)
+common=(requirements/dev.txt requirements/model.txt requirements/tools.txt requirements/scale.txt)
 for distro in kilted jazzy; do
   ros=requirements/ros-wheels.txt
   [ "$distro" = kilted ] || ros=requirements/ros-wheels-$distro.txt

@@ -13,8 +13,13 @@ cd "$root"
 test_dir=robo_reward_ros/test
 # The ROS tests: those that start nodes or executables, or use rclpy and the messages directly.
 ros_tests=(test_reward_node.py test_reward_node_faults.py test_reward_node_lifecycle.py
-           test_interfaces_roundtrip.py test_ros_compat.py test_entry_points.py test_security.py
-           test_live_replay.py test_soak_short.py test_demo.py test_launch_file.py)
+           test_reward_node_without_bitsandbytes.py test_reward_node_disk_faults.py
+           test_reward_node_health_clock.py test_reward_node_input_guards.py
+           test_reward_node_transport_loss.py test_reward_client.py test_gym_env.py
+           test_operator_overlay.py test_interfaces_roundtrip.py test_ros_compat.py
+           test_entry_points.py test_security.py test_live_replay.py test_episode_player_pauses.py test_soak_short.py
+           test_demo.py test_demo_console.py test_reward_server.py test_ray_free_imports.py
+           test_launch_file.py)
 
 status=0
 results=()

@@ -3,6 +3,7 @@
     ros2 launch robo_reward_ros reward.launch.py
     ros2 launch robo_reward_ros reward.launch.py camera_topics:=/front/image_raw,/wrist/image_raw/compressed
     ros2 launch robo_reward_ros reward.launch.py model_preset:=roboreward-4b instruction:="open the drawer"
+    ros2 launch robo_reward_ros reward.launch.py model_preset:=demo instruction:="push the puck to the goal"
     ros2 launch robo_reward_ros reward.launch.py model_preset:=none model:=/models/my_robometer backend:=robometer
     ros2 launch robo_reward_ros reward.launch.py --show-args
 
@@ -22,6 +23,8 @@ from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import LifecycleNode, Node
 from launch_ros.parameter_descriptions import ParameterValue
 
+from robo_reward_ros.models.loading.presets import PRESETS
+
 # argument -> (node parameter or None, description)
 ARGUMENTS = {
     "params_file": (None, "YAML file with the node's parameters (keyed /** to match any "
@@ -31,17 +34,21 @@ ARGUMENTS = {
     "autostart": ("autostart", "configure and activate without a lifecycle manager"),
     "camera_topics": ("cameras.topics",
                       "comma-separated camera topics (…/compressed: CompressedImage)"),
-    "model_preset": ("model.preset", "robometer-4b-nf4, robometer-4b, roboreward-4b, "
-                                     "roboreward-8b, topreward-qwen3vl-8b, topreward-qwen3vl-4b, "
-                                     "or none (then model and backend say what to load)"),
-    "model": ("model.id", "model id or local checkpoint directory (default: the preset's)"),
-    "backend": ("model.backend", "robometer, roboreward, topreward or auto (default: the "
-                                 "preset's)"),
-    "precision": ("model.precision", "fp32, bf16, fp16, nf4 or int8 (default: the preset's)"),
+    "model_preset": ("model.preset", f"{', '.join(PRESETS)}, or none (then model and backend say "
+                                     "what to load); demo: the small model installed with the "
+                                     "package, offline"),
+    "model": ("model.id", "model id or local checkpoint directory, or http://HOST:PORT with "
+                          "backend remote (default: the preset's)"),
+    "backend": ("model.backend", "robometer, roboreward, topreward, auto, or remote (a robo-reward "
+                                 "serve server) (default: the preset's)"),
+    "precision": ("model.precision",
+                  "fp32, bf16, fp16, nf4, int8, int8wo or int4wo (default: the preset's)"),
     "device": ("model.device", "auto, cuda, cuda:N or cpu"),
     "instruction": ("instruction", "instruction of a one-stage task to start with (default: "
                                    "wait for a task)"),
     "synthetic_camera": (None, "also start a synthetic camera on the first camera topic"),
+    "overlay": (None, "also start operator_overlay: the first camera's frames with the reward drawn on "
+                      "them, on overlay/image_raw"),
 }
 
 
@@ -62,7 +69,7 @@ def _defaults() -> dict:
     with open(_installed_params_file(), encoding="utf-8") as handle:
         (parameters,) = [v["ros__parameters"] for v in yaml.safe_load(handle).values()]
     defaults = {"params_file": _installed_params_file(), "namespace": "", "log_level": "info",
-                "synthetic_camera": "false"}
+                "synthetic_camera": "false", "overlay": "false"}
     for argument, (parameter, _) in ARGUMENTS.items():
         if parameter is not None:
             defaults[argument] = _as_argument(parameters[parameter])
@@ -98,6 +105,10 @@ def _nodes(context, defaults):
             namespace=value["namespace"], output="screen", arguments=log_args,
             condition=IfCondition(value["synthetic_camera"]),
             remappings=[("camera/image_raw", camera_topic)]),
+        Node(
+            package="robo_reward_ros", executable="operator_overlay", name="operator_overlay",
+            namespace=value["namespace"], output="screen", arguments=log_args,
+            condition=IfCondition(value["overlay"]), parameters=[{"camera_topic": camera_topic}]),
     ]
 
 

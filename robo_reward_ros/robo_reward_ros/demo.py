@@ -4,7 +4,9 @@ Builds what it needs on first use (the model's loadable directory and Meta-World
 cached under ~/.cache/robo_reward_ros; nothing is downloaded), then starts the installed ``reward_node`` and
 a camera process that plays the episodes (Meta-World and the real robot clips) as a camera and
 a task source, as separate processes. It listens to the node like an RL controller and an
-operator console would, prints what arrives, and at the end writes per-episode logs and plots.
+operator console would, prints what arrives (demo_console.py: a compact live view, or every message
+with ``--verbose``), and at the end writes per-episode logs and plots and prints a summary table
+with the figures ``robo-reward eval`` computes from them.
 
 Without ``--model`` the node loads the demo model: a tiny Qwen3-VL-architecture Robometer-layout
 checkpoint trained here with ``robo-reward finetune`` on Meta-World episodes, when its weights are
@@ -22,10 +24,6 @@ import sys
 import time
 from typing import List
 
-STATUS_NAMES = {0: "idle", 1: "running", 2: "stage_succeeded", 3: "succeeded", 4: "failed",
-                5: "timed_out"}
-FAILURE_KINDS = {1: "regression", 2: "stall", 3: "low_progress", 4: "timeout",
-                 5: "camera_stale", 6: "model_error"}
 # A success (progress rises), a dropped puck (a failure to catch), a two-stage task (a stage advance).
 DEMO_SCENARIOS = ("pick_place_expert", "pick_place_dropped", "drawer_open_then_close")
 # Rules for 10-second clips (the node's defaults suit minutes-long episodes): see the README.
@@ -48,7 +46,7 @@ def installed_executable(name: str) -> str:
 
 
 def parse_args(argv: List[str]) -> argparse.Namespace:
-    from robo_reward_ros.evaluation.demo_assets import cache_dir
+    from robo_reward_ros.models.loading.bundled_demo import cache_dir
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default="",
                         help="Robometer checkpoint directory or id (default: the demo model "
@@ -62,16 +60,20 @@ def parse_args(argv: List[str]) -> argparse.Namespace:
                         help="where the logs and plots go")
     parser.add_argument("--duration", type=float, default=0.0,
                         help="stop after this many seconds (default: when every episode played)")
+    parser.add_argument("--verbose", action="store_true",
+                        help="print every message the node publishes (every estimate, task state and "
+                             "/diagnostics array) instead of the compact view")
     return parser.parse_args(argv)
 
 
 def main(argv: List[str] = None) -> int:
     args = parse_args(sys.argv[1:] if argv is None else argv)
     from robo_reward_ros.evaluation import demo_assets
+    from robo_reward_ros.models.loading.bundled_demo import trained_demo_checkpoint
     say = lambda text: print(f"demo: {text}", flush=True)  # noqa: E731
     model, tiny = args.model, False
     if not model:
-        model = demo_assets.trained_demo_checkpoint(say)
+        model = trained_demo_checkpoint(say)
         if model:
             say("the model is a tiny Robometer-layout checkpoint (Qwen3-VL architecture) TRAINED HERE "
                 "with robo-reward finetune on Meta-World episodes; the episodes below were never "
@@ -85,13 +87,16 @@ def main(argv: List[str] = None) -> int:
     bags = demo_assets.demo_sim_bags(args.scenario or DEMO_SCENARIOS, log=say)
     bags += demo_assets.demo_clip_bags(say)[:max(0, args.clips)]
     return run(model, bags, args.out, args.duration, tiny=tiny,
-               parameters=RANDOM_MODEL_PARAMETERS if tiny else DEMO_PARAMETERS)
+               parameters=RANDOM_MODEL_PARAMETERS if tiny else DEMO_PARAMETERS, verbose=args.verbose)
 
 
-def run(model: str, bags: List[str], out: str, duration: float, tiny: bool, parameters=None) -> int:
+def run(model: str, bags: List[str], out: str, duration: float, tiny: bool, parameters=None,
+        verbose: bool = False) -> int:
     import rclpy
     from diagnostic_msgs.msg import DiagnosticArray
     from robo_reward_msgs.msg import FailureEvent, RewardEstimate, TaskState
+    from robo_reward_ros.demo_console import DemoConsole
+    from robo_reward_ros.evaluation.episode_bag import read_episode_bag
     from robo_reward_ros.evaluation.live_replay import node_argv, stop_process
     from robo_reward_ros.evaluation.replay import node_parameter_values
     from robo_reward_ros.node.qos_profiles import LATCHED_LISTENER_QOS
@@ -104,17 +109,26 @@ def run(model: str, bags: List[str], out: str, duration: float, tiny: bool, para
             subprocess.Popen(node_argv(installed_executable("reward_node"), values),
                              stdout=node_log, stderr=subprocess.STDOUT),
             subprocess.Popen([sys.executable, "-m", "robo_reward_ros.evaluation.live_replay",
-                              "--rate-hz", str(values["inference.rate_hz"])] + bags),
+                              "--rate-hz", str(values["inference.rate_hz"])]
+                             + ([] if verbose else ["--quiet"]) + bags),
         ]
     print(f"demo: started reward_node (log {out}/reward_node.log) and a camera playing "
-          f"{len(bags)} episode(s)", flush=True)
+          f"{len(bags)} episode(s); the node loads its model first", flush=True)
+    episodes = [read_episode_bag(bag) for bag in bags]  # while the node loads its model
+    console = DemoConsole(episodes, verbose)
     rclpy.init()
     node = rclpy.create_node("robo_reward_demo_listener")
     seen = {"estimates": [], "failures": [], "states": []}
-    node.create_subscription(TaskState, "task_state", lambda m: _state(m, seen), LATCHED_LISTENER_QOS)
-    node.create_subscription(DiagnosticArray, "/diagnostics", _print_diagnostics, 10)
-    node.create_subscription(RewardEstimate, "reward", lambda m: _estimate(m, seen), 100)
-    node.create_subscription(FailureEvent, "failure_events", lambda m: _failure(m, seen), 100)
+
+    def keep(kind, show):
+        return lambda msg: (seen[kind].append(msg), show(msg))
+    # In the order the node publishes a step (estimate, events, then state): when several are
+    # waiting, the executor takes them in the order their subscriptions were made.
+    node.create_subscription(RewardEstimate, "reward", keep("estimates", console.estimate), 100)
+    node.create_subscription(FailureEvent, "failure_events", keep("failures", console.failure), 100)
+    node.create_subscription(TaskState, "task_state", keep("states", console.state),
+                             LATCHED_LISTENER_QOS)
+    node.create_subscription(DiagnosticArray, "/diagnostics", console.diagnostics, 10)
     deadline = time.monotonic() + duration if duration > 0 else float("inf")
     try:
         while (time.monotonic() < deadline and children[1].poll() is None
@@ -126,8 +140,10 @@ def run(model: str, bags: List[str], out: str, duration: float, tiny: bool, para
         node.destroy_node()
         rclpy.try_shutdown()
         codes = [stop_process(child) for child in reversed(children)][::-1]
-    written = _write_outputs(bags, seen, out, tiny)
+    written = _write_outputs(bags, episodes, seen, out, tiny)
     print(f"demo: stopped; exit codes {codes}")
+    if written:
+        print(summary(out))
     for line in written:
         print(f"demo: wrote {line}")
     if tiny:
@@ -139,15 +155,22 @@ def run(model: str, bags: List[str], out: str, duration: float, tiny: bool, para
     return 0 if all(code == 0 for code in codes) else 1
 
 
-def _write_outputs(bags: List[str], seen, out: str, tiny: bool) -> List[str]:
+def summary(out: str) -> str:
+    """Return the end-of-demo table: eval's own per-episode figures, from the files just written."""
+    from robo_reward_ros.evaluation.report import decisions_table
+    from robo_reward_ros.evaluation.scoring import episode_rows
+    from robo_reward_ros.evaluation.trace import read_replay
+    return ("demo: summary (episode times in s; what robo-reward eval computes from "
+            f"{out}):\n{decisions_table(episode_rows(read_replay(out)))}")
+
+
+def _write_outputs(bags: List[str], episodes, seen, out: str, tiny: bool) -> List[str]:
     """Per-episode traces (estimates, events, truth) and plots from what the node published."""
     from robo_reward_ros.evaluation.replay_run import write_plots
-    from robo_reward_ros.evaluation.episode_bag import read_episode_bag
     from robo_reward_ros.evaluation.live_replay import trace_from_messages
     from robo_reward_ros.evaluation.trace import write_traces
     traces = []
-    for bag in bags:
-        episode = read_episode_bag(bag)
+    for bag, episode in zip(bags, episodes):
         mine = [m for m in seen["estimates"] if m.episode_id == episode.name]
         if not mine:
             continue
@@ -163,38 +186,6 @@ def _write_outputs(bags: List[str], seen, out: str, tiny: bool) -> List[str]:
     plots = write_plots(out, " - tiny random model" if tiny else " - demo model trained here")
     return [f"{out}/estimates.jsonl, events.jsonl (and .csv), episodes.json",
             f"{len(plots)} plot(s) in {out}/plots/", f"node episode logs in {out}/episode-logs/"]
-
-
-def _state(msg, seen) -> None:
-    seen["states"].append(msg)
-    print(f"task_state: episode {msg.episode_id} stage {msg.stage_index + 1}/{msg.stage_count} "
-          f"{STATUS_NAMES.get(msg.status, msg.status)}: '{msg.instruction}' ({msg.reason})",
-          flush=True)
-
-
-def _estimate(msg, seen) -> None:
-    seen["estimates"].append(msg)
-    success = f"{msg.success_probability:.2f}" if msg.has_success_probability else "n/a"
-    print(f"reward: {msg.episode_id} stage {msg.stage_index + 1} progress {msg.progress:.3f} "
-          f"success_p {success} reward {msg.reward:+.3f} frames {len(msg.frame_stamps)} "
-          f"latency {msg.inference_latency_sec * 1000:.0f} ms", flush=True)
-
-
-def _failure(msg, seen) -> None:
-    seen["failures"].append(msg)
-    kind = FAILURE_KINDS.get(msg.kind, msg.kind)
-    print(f"failure event: {msg.episode_id} {kind} (terminal {msg.terminal}): "
-          f"{msg.description}", flush=True)
-
-
-def _print_diagnostics(msg) -> None:
-    for status in msg.status:
-        if "camera" in status.name or "model" in status.name:
-            values = {kv.key: kv.value for kv in status.values}
-            keys = ("frames_received", "frames_dropped", "window_fill",
-                    "inference_latency_p50_sec", "inference_latency_p95_sec", "last_error")
-            shown = {k: values[k] for k in keys if values.get(k) not in (None, "", "n/a")}
-            print(f"diagnostics: {status.name}: {status.message} {shown}", flush=True)
 
 
 if __name__ == "__main__":

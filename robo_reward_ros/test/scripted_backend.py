@@ -4,9 +4,12 @@ Each frame's progress is its mean red value / 255 and its success probability it
 value / 255, so a test (or a camera publisher in another process) decides what the "model"
 says by the colour it paints, and everything downstream (window, monitor, node, messages) runs
 unchanged. Faults are painted too: a newest frame with blue >= 250 makes the step raise (as a
-CUDA out-of-memory would), blue in [200, 250) makes it return NaN. PIXEL_SCRIPTED_DELAY_SEC
-in the environment makes every step take that long (a slow model). Registered as backend
-``pixel_scripted`` when this module is imported, which is what the node does with
+CUDA out-of-memory would), blue in [200, 250) makes it return NaN, and any frame of the window
+with blue in [150, 200) makes the step raise (a frame the model cannot process, wherever it is
+in the window). PIXEL_SCRIPTED_DELAY_SEC in the environment makes every step take that long (a
+slow model; PIXEL_SCRIPTED_STEP_STARTED names a file that gets the process id when such a
+step begins); PIXEL_SCRIPTED_LOAD_GATE makes loading wait until that file exists (a slow load). Registered as
+backend ``pixel_scripted`` when this module is imported, which is what the node does with
 ``model.plugin_modules: [scripted_backend]``.
 """
 import os
@@ -19,7 +22,7 @@ from robo_reward_ros.models.loading.backend_registry import register_backend
 from robo_reward_ros.models.reward_model import Capabilities, Frame, ModelOutput, RewardModel
 
 
-FAIL_BLUE, NAN_BLUE = 255, 220
+FAIL_BLUE, NAN_BLUE, POISON_BLUE = 255, 220, 170
 
 
 def painted(progress: float, success: float, size=(24, 32), blue: int = 0) -> np.ndarray:
@@ -36,6 +39,9 @@ class PixelScriptedBackend(RewardModel):
     capabilities = Capabilities(progress=True, success=True, preference=True)
 
     def __init__(self, model: str = "", precision: str = "fp32", device: str = "cpu", **options):
+        gate = os.environ.get("PIXEL_SCRIPTED_LOAD_GATE")
+        while gate and not os.path.exists(gate):  # a model load as slow as the test wants
+            time.sleep(0.01)
         self.model_id = model or "pixel-scripted"
         self.precision = precision
         self.device = device
@@ -48,8 +54,15 @@ class PixelScriptedBackend(RewardModel):
     def score(self, instruction: str, frames: Sequence[Frame]) -> ModelOutput:
         self.seen.append((instruction, [f.stamp for f in frames]))
         if self.delay_sec:
+            started = os.environ.get("PIXEL_SCRIPTED_STEP_STARTED")
+            if started:  # tells a test that a slow step is under way, and in which process
+                with open(started, "a") as handle:
+                    handle.write(f"{os.getpid()}\n")
             time.sleep(self.delay_sec)  # stands in for a model's compute time
         blue = float(frames[-1].rgb[..., 2].mean())
+        for frame in frames:
+            if 150 <= float(frame.rgb[..., 2].mean()) < 200:
+                raise ValueError(f"cannot process the frame stamped {frame.stamp} (scripted)")
         if self.fail_next > 0 or blue >= 250:
             self.fail_next = max(0, self.fail_next - 1)
             raise RuntimeError("CUDA out of memory (scripted)")

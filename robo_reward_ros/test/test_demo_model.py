@@ -9,6 +9,8 @@ import os
 import numpy as np
 import pytest
 
+from model_fixtures import make_frames
+
 
 def progress_curve(backend, episode, points=6):
     frames = episode.frames[::2]
@@ -18,14 +20,14 @@ def progress_curve(backend, episode, points=6):
 
 @pytest.fixture(scope="module")
 def demo_model():
-    from robo_reward_ros.evaluation.demo_assets import trained_demo_checkpoint, trained_model_source
+    from robo_reward_ros.models.loading.bundled_demo import trained_demo_checkpoint, trained_model_source
     from robo_reward_ros.models.backends.robometer import RobometerBackend
     assert trained_model_source(), "the demo model's weights are missing from robo_reward_ros/data/demo-robometer"
     return RobometerBackend(trained_demo_checkpoint(), precision="fp32", device="cpu")
 
 
 def test_demo_model_is_small_enough_to_commit():
-    from robo_reward_ros.evaluation.demo_assets import TRAINED_FILES, TRAINED_MODEL_DIR
+    from robo_reward_ros.models.loading.bundled_demo import TRAINED_FILES, TRAINED_MODEL_DIR
     size = sum(os.path.getsize(os.path.join(TRAINED_MODEL_DIR, n)) for n in TRAINED_FILES)
     assert size < 25e6
 
@@ -37,3 +39,20 @@ def test_progress_rises_on_a_held_out_success_and_falls_when_the_puck_is_dropped
     dropped = progress_curve(demo_model, generate_episode(scenario_by_name("pick_place_dropped"), 100, 224))
     assert expert[-1] > 0.6 and expert[-1] > expert[0] + 0.4, expert
     assert dropped[-1] < expert[-1] - 0.3, (dropped, expert)
+
+
+def test_the_installed_weights_directory_and_the_demo_preset_load_offline(tmp_path, monkeypatch):
+    """Before: the installed directory's config.yaml names a hub base model, so a load retried the hub.
+
+    Tests run with HF_HUB_OFFLINE=1 (conftest), as a robot without a network would.
+    """
+    from robo_reward_ros.models import load_reward_model
+    from robo_reward_ros.models.loading.bundled_demo import TRAINED_MODEL_DIR
+    from robo_reward_ros.models.loading.presets import resolve_preset
+    monkeypatch.setenv("ROBO_REWARD_CACHE", str(tmp_path))  # nothing prepared before
+    preset = resolve_preset("demo")
+    assert (preset.backend, preset.model_id, preset.precision) == ("robometer", TRAINED_MODEL_DIR, "fp32")
+    model = load_reward_model(preset.model_id, preset.backend, preset.precision, device="cpu")
+    output = model.score("pick up the puck", make_frames(3, 224, 224))
+    assert len(output.progress) == 3 and all(0.0 <= p <= 1.0 for p in output.progress)
+    assert os.path.isfile(tmp_path / "demo-robometer-trained" / "config.yaml")  # the loadable copy

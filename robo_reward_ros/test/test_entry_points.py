@@ -27,7 +27,8 @@ def test_setup_cfg_installs_scripts_where_ros2_run_finds_them():
 
 
 # Node name each executable must bring up.
-EXPECTED_NODES = {"reward_node": "reward_node", "synthetic_camera": "synthetic_camera"}
+EXPECTED_NODES = {"reward_node": "reward_node", "synthetic_camera": "synthetic_camera",
+                  "operator_overlay": "operator_overlay"}
 
 
 # Command-line tools (not nodes): each must answer --help without error.

@@ -166,6 +166,27 @@ def test_examples_include_pairs_and_counterfactuals(workspace):
     assert [e.instruction for e in again] == [e.instruction for e in examples]
 
 
+def test_counterfactuals_use_the_opposite_task_of_the_same_scene(tmp_path):
+    """Before: a counterfactual took any other instruction, so "close the drawer" was rarely seen on an opened one."""
+    from robo_reward_ros.training.episodes import ExampleSampler, load_episodes
+    ramp = list(np.linspace(0.0, 1.0, 12))
+    names = ("open the drawer", "close the drawer", "lift the green block", "push the block right",
+             "wave", "stack the cups")
+    for index, instruction in enumerate(names):
+        write_episode_bag(_episode(f"e{index}", instruction, "success", ramp), str(tmp_path / f"e{index}"))
+    episodes = load_episodes([str(tmp_path)])
+    sampler = ExampleSampler(episodes, 8, counterfactual_fraction=1.0, preference_fraction=0.0, contrast_share=0.5)
+    assert sampler.opposites == {"open the drawer": "close the drawer", "close the drawer": "open the drawer"}
+    opening = next(e for e in episodes if e.task == "open the drawer").stages[0]
+    examples = sampler.batch(np.random.default_rng(0), 600)
+    on_opening = [e for e in examples if e.frames[0] is opening.frames[0]]
+    assert on_opening and all(e.kind == "counterfactual" for e in on_opening)
+    assert all(not e.progress.any() and not e.success.any() for e in on_opening)
+    # Half of them plus a fifth of the rest name the opposite task: 0.6 (0.2 by chance alone).
+    share = np.mean([e.instruction == "close the drawer" for e in on_opening])
+    assert 0.45 < share < 0.75, share
+
+
 @pytest.mark.parametrize("mode", ["heads", "lora"])
 def test_modes_train_their_parameters_and_export_the_published_keys(workspace, tmp_path, mode):
     if mode == "lora":

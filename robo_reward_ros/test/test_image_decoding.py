@@ -120,3 +120,27 @@ def test_compressed_decoding_with_max_pixels_equals_decoding_then_fitting(kind, 
         fused = decode_compressed(kind, data, max_pixels=max_pixels)
         assert fused.shape[2] == 3
         assert np.array_equal(fused, fit_pixels(decode_compressed(kind, data), max_pixels))
+
+
+def _png16(values):
+    buffer = io.BytesIO()
+    Image.fromarray(np.asarray(values, dtype=np.uint16)).save(buffer, format="PNG")
+    return buffer.getvalue()
+
+
+@pytest.mark.parametrize("format_field", ["mono16; png compressed mono16", "png",
+                                          "16UC1; png compressed 16UC1"])
+def test_compressed_16_bit_frames_are_refused_like_raw_16_bit(format_field):
+    """Issue 20: a 16-bit PNG decoded through Pillow's RGB conversion came out all white."""
+    data = _png16(np.full((4, 6), 1000))
+    with pytest.raises(ImageDecodeError, match="16-bit"):
+        decode_compressed(format_field, data)
+    with pytest.raises(ImageDecodeError, match="unsupported encoding '16UC1'"):
+        decode_raw("16UC1", 4, 6, 12, bytes(48))  # as the raw frame is
+
+
+def test_an_8_bit_png_under_a_16_bit_format_field_is_refused_too():
+    buffer = io.BytesIO()
+    Image.fromarray(np.zeros((4, 6, 3), np.uint8)).save(buffer, format="PNG")
+    with pytest.raises(ImageDecodeError, match="'rgb16'"):
+        decode_compressed("rgb16; png compressed rgb16", buffer.getvalue())

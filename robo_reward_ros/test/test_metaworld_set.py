@@ -7,6 +7,22 @@ import os
 import pytest
 
 
+def test_the_training_set_excludes_the_test_tasks_and_the_validation_tasks():
+    """The project's test tasks are never trained on and never choose settings (issue 18)."""
+    from robo_reward_ros.training import metaworld_set
+    reserved = {"button-press-v3", "door-close-v3", "handle-press-v3", "coffee-button-v3", "lever-pull-v3",
+                "dial-turn-v3", "peg-insert-side-v3", "hammer-v3"}
+    assert set(metaworld_set.TEST_TASKS) == reserved
+    trained = {env for env, _ in metaworld_set.set_tasks("train")}
+    instructions = {metaworld_set.TASK_INSTRUCTIONS[env] for env in trained}
+    for held in (reserved, set(metaworld_set.VALIDATION_TASKS)):
+        assert not trained & held
+        assert not instructions & {metaworld_set.TASK_INSTRUCTIONS[env] for env in held}
+    assert not reserved & set(metaworld_set.VALIDATION_TASKS)
+    assert {env for env, _ in metaworld_set.set_tasks("test-tasks")} == reserved
+    assert len(trained) == len(metaworld_set.TASK_INSTRUCTIONS) - len(reserved) - len(metaworld_set.VALIDATION_TASKS)
+
+
 def test_a_contradicted_scenario_is_skipped_once_and_remembered(tmp_path, monkeypatch):
     pytest.importorskip("metaworld", reason="metaworld is not installed")
     from robo_reward_ros.evaluation import metaworld_episodes
@@ -22,3 +38,27 @@ def test_a_contradicted_scenario_is_skipped_once_and_remembered(tmp_path, monkey
         raise AssertionError("a skipped scenario was rendered again")
     monkeypatch.setattr(metaworld_episodes, "generate_episode", must_not_render)
     assert write_scenarios(noisy, str(tmp_path), log=notes.append) == []
+
+
+def test_a_truncation_cut_from_the_expert_equals_the_rendered_truncation():
+    """The set cuts truncated episodes from the expert instead of rendering them again: same frames and truth."""
+    pytest.importorskip("metaworld", reason="metaworld is not installed")
+    import numpy as np
+    from robo_reward_ros.evaluation.metaworld_episodes import (Scenario, _expert_success_step, generate_episode,
+                                                               truncate_episode)
+    expert = Scenario("reach_expert", "reach-v3", "reach the goal position", "expert", seed=1)
+    truncated = Scenario("reach_truncated", "reach-v3", "reach the goal position", "truncated", seed=1,
+                         fraction=0.8)
+    first = _expert_success_step(expert, 60)
+    for every in (1, 2):
+        rendered = generate_episode(truncated, 60, 64, frame_every=every)
+        cut = truncate_episode(generate_episode(expert, 60, 64, frame_every=every), truncated, first)
+        assert cut.outcome == rendered.outcome == "partial"
+        # A frame every 2 steps: the rendered one also keeps its last step; the cut one ends on an even step.
+        shared = [f.stamp for f in cut.frames]
+        assert shared == [f.stamp for f in rendered.frames][:len(shared)]
+        assert len(rendered.frames) - len(shared) <= (every - 1)
+        for a, b in zip(cut.frames, rendered.frames):
+            assert np.array_equal(a.rgb, b.rgb)
+        assert cut.truth == rendered.truth[:len(cut.truth)]
+    assert [f.stamp for f in rendered.frames][:3] == [0.0, 0.2, 0.4]

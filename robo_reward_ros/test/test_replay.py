@@ -92,3 +92,19 @@ def test_eval_reports_the_metrics_of_the_replayed_trace(replayed, tmp_path):
         assert os.path.getsize(os.path.join(out, name)) > 0
     with open(os.path.join(out, "report.md")) as handle:
         assert "binned MAE" in handle.read()
+
+
+def test_each_failure_kind_is_drawn_in_its_own_style(tmp_path):
+    """Before: stall and low-progress markers were the same red line."""
+    import matplotlib.image
+    from robo_reward_ros.evaluation.plots import event_style, plot_episode
+    kinds = ["regression", "stall", "low_progress", "timeout"]
+    styles = [event_style({"type": "failure", "kind": kind}) for kind in kinds]
+    assert len(set(styles)) == len(kinds)
+    assert event_style({"type": "stage_succeeded"}) not in styles
+    estimates = [{"stamp": 0.5 * i, "progress": 0.1 * i, "success_prob": None} for i in range(8)]
+    events = [{"type": "failure", "kind": kind, "stamp": 1.0 + i, "task_failure": True}
+              for i, kind in enumerate(kinds)]
+    path = plot_episode({"name": "styles", "outcome": "failure"}, estimates, events,
+                        str(tmp_path / "styles.png"))
+    assert matplotlib.image.imread(path).shape[0] > 100

@@ -235,7 +235,7 @@ def test_a_model_ten_times_slower_than_the_camera_never_queues(ros_node, spawn):
     # Latest wins: each step scored the newest frame, skipping the ~9 that came meanwhile,
     # never a backlog of old frames one after the other.
     gaps = [b - a for a, b in zip(newest, newest[1:])]
-    assert min(gaps) >= 3.0 / 30.0, gaps
+    assert min(gaps) >= 3.0 / 30.0 - 1e-6, gaps  # stamps travel as integer nanoseconds
     assert node.interrupt() == 0, node.output()
 
 
@@ -289,22 +289,50 @@ def test_sigterm_mid_episode_closes_the_log_with_every_event(ros_node, spawn, tm
 
 
 def test_ctrl_c_under_launch_sigint_twice_still_ends_cleanly(ros_node, spawn, tmp_path):
-    """Check that SIGINT repeated through the whole teardown still gives exit 0.
+    """Check that the SIGINTs of one Ctrl-C under ros2 launch give exit 0.
 
-    Ctrl-C under ros2 launch sends SIGINT twice (the terminal to the process group, then
-    launch); one landing after the runner gave the default handler back killed the node.
+    The terminal sends SIGINT to the process group and launch sends its own right after; one
+    landing after the runner gave the default handler back killed the node. Signals within the
+    runner's grace period are one request, however many.
     """
     import subprocess
+
+    from robo_reward_ros.node.runner import REPEAT_GRACE_SEC
     log_dir = str(tmp_path / "episodes")
     node, _ = _run_until_events(ros_node, spawn, log_dir)
-    deadline = time.monotonic() + 60.0
-    while node.popen.poll() is None and time.monotonic() < deadline:
+    first = time.monotonic()
+    while node.popen.poll() is None and time.monotonic() - first < 0.8 * REPEAT_GRACE_SEC:
         node.popen.send_signal(signal.SIGINT)
         try:
             node.popen.wait(timeout=0.05)
         except subprocess.TimeoutExpired:
             continue
-    assert node.popen.returncode == 0, node.output()
+    assert node.popen.wait(timeout=60) == 0, node.output()
+
+
+def test_a_second_signal_while_a_model_step_is_stuck_exits_at_once(ros_node, spawn, tmp_path):
+    """Before: a 20 s model step held the teardown and every further SIGINT was ignored."""
+    from robo_reward_ros.node.runner import REPEAT_GRACE_SEC
+    log_dir = str(tmp_path / "episodes")
+    started = tmp_path / "step-started"
+    node = spawn(reward_node_argv("instruction:=stack the cups", log_dir=log_dir),
+                 env={**SCRIPTED_ENV, "PIXEL_SCRIPTED_DELAY_SEC": "20",
+                      "PIXEL_SCRIPTED_STEP_STARTED": str(started)})
+    camera = Camera(ros_node)
+    # A frame in a running episode: the inference thread's step on it takes 20 s.
+    spin_publishing(ros_node, lambda: camera.pub.publish(camera.frame()), started.exists,
+                    "a model step under way", node)
+    node.popen.send_signal(signal.SIGINT)
+    first = time.monotonic()
+    while time.monotonic() - first < 1.5 * REPEAT_GRACE_SEC:  # the second press comes later
+        assert node.popen.poll() is None, node.output()
+        ros_node.test_executor.spin_once(timeout_sec=0.05)
+    node.popen.send_signal(signal.SIGINT)
+    assert node.popen.wait(timeout=10) == 128 + signal.SIGINT, node.output()
+    print(f"exit {node.popen.returncode} {time.monotonic() - first:.2f} s after the first SIGINT")
+    assert "SIGINT again while stopping: exiting now (exit code 130)" in node.output()
+    records = _log_records(log_dir)  # everything written so far is there; no summary record
+    assert records and records[0]["type"] == "header" and records[-1]["type"] != "summary"
 
 
 def test_sigkill_mid_episode_loses_no_event_and_a_restart_starts_clean(ros_node, spawn, tmp_path):

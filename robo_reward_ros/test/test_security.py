@@ -2,6 +2,9 @@
 import ast
 import glob
 import os
+import shutil
+import subprocess
+import sys
 import xml.etree.ElementTree as ElementTree
 
 import pytest
@@ -105,3 +108,49 @@ def test_a_hub_id_that_is_not_here_says_why_and_how_to_run_from_a_directory():
     message = str(error.value)
     assert "HF_HUB_OFFLINE=1" in message and "hub cache" in message
     assert "hf download nobody-here/no-such-model --local-dir DIR" in message and "model:=DIR" in message
+
+
+# A closed port on this machine: connections are refused at once, as on a robot whose network
+# has no route to the hub (DNS failures take the same path).
+UNREACHABLE_HUB = "http://127.0.0.1:9"
+HUB_LOAD = """
+import sys
+from robo_reward_ros.models import load_reward_model
+try:
+    model = load_reward_model(sys.argv[1], backend="topreward", precision="fp32", device="cpu")
+except Exception as exc:
+    print("FAILED", type(exc).__name__, exc)
+else:
+    print("LOADED", model.name)
+"""
+
+
+def _load_from_hub_id(model_id, hub_cache, endpoint):
+    """Load a hub id in a fresh process with the network on (as a robot has it), not offline."""
+    env = {**os.environ, "HF_HUB_CACHE": str(hub_cache), "HF_ENDPOINT": endpoint}
+    env.pop("HF_HUB_OFFLINE")
+    done = subprocess.run([sys.executable, "-c", HUB_LOAD, model_id], env=env, capture_output=True,
+                          text=True, timeout=300)
+    return done.stdout + done.stderr
+
+
+def test_an_unreachable_hub_fails_at_once_naming_the_cause(tmp_path):
+    """Before: five retries with back-off per file (about 25 s each) and "no such model or unreachable"."""
+    output = _load_from_hub_id("nobody-here/no-such-model", tmp_path / "hub", UNREACHABLE_HUB)
+    assert "FAILED CheckpointError" in output, output
+    assert f"the model hub {UNREACHABLE_HUB} could not be reached" in output
+    assert "not in this machine's hub cache" in output and "model:=DIR" in output
+    assert "Retrying" not in output, output  # huggingface_hub's back-off never ran
+
+
+def test_a_cached_model_loads_without_retries_when_the_hub_is_unreachable(tmp_path, tiny_qwen3vl_dir):
+    """A robot with the model in its hub cache and no network: it loads from the cache, no retries."""
+    commit = "0" * 40
+    repo = tmp_path / "hub" / "models--some-lab--tiny-qwen3vl"
+    shutil.copytree(tiny_qwen3vl_dir, repo / "snapshots" / commit)
+    (repo / "refs").mkdir()
+    (repo / "refs" / "main").write_text(commit)
+    output = _load_from_hub_id("some-lab/tiny-qwen3vl", tmp_path / "hub", UNREACHABLE_HUB)
+    assert "LOADED topreward" in output, output
+    assert "loading from this machine's hub cache only" in output
+    assert "Retrying" not in output, output

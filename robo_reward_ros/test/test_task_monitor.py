@@ -127,10 +127,11 @@ def test_plateau_is_a_stall_once_and_rearms_on_improvement():
     progress = [0.1, 0.2, 0.3, 0.4] + plateau + [0.6] * len(stamps(9.5, 12.0))
     monitor, start = started()
     updates = replay(monitor, trace(ts, progress, [0.02] * len(ts)))
-    # Last gain above 0.05 at t=2.0 (0.4); 5 s window -> t=7.0. The jump to 0.6 at 9.5 re-arms
-    # the detector, whose next window would end at 14.5, after the trace.
-    assert described([start] + updates) == [STARTED, ("STALL", 7.0, 0, False)]
-    stall = updates[ts.index(7.0)].events[0]
+    # Levels sustained over 2 estimates: the last gain above 0.05 is at t=2.5 (0.30 -> 0.38, the
+    # plateau's floor); 5 s window -> t=7.5. The jump to 0.6 at 9.5 re-arms the detector, whose
+    # next window would end after the trace.
+    assert described([start] + updates) == [STARTED, ("STALL", 7.5, 0, False)]
+    stall = updates[ts.index(7.5)].events[0]
     assert stall.severity is Severity.WARNING and not stall.terminal
     assert monitor.state.status is TaskStatus.RUNNING
 
@@ -218,6 +219,9 @@ def test_two_stage_success_and_no_leak_of_stage_one_frames():
     assert advanced.window_start_stamp == 3.0
     assert advanced.instruction == "put the cup on the plate"
     assert monitor.state.status is TaskStatus.STAGE_SUCCEEDED
+    # The reason a person reads numbers stages from 1, as every console line does (stage_index stays 0-based).
+    assert monitor.state.reason.startswith("stage 1 succeeded: success probability >= 0.65")
+    assert monitor.state.stage_index == 1
     # Estimates scored in flight on stage-1 frames are rejected.
     stale = [estimate(3.0, 0.95, 0.95), estimate(3.5, 0.95, 0.95, window_start=2.0)]
     rejected = replay(monitor, stale)
@@ -286,16 +290,17 @@ def test_reported_stale_camera_and_model_error_never_fail_the_task():
         monitor.report_model_error(4.0, "CUDA out of memory"),
         monitor.report_model_error(4.5, "CUDA out of memory"),  # same error period
     ]
-    # The camera comes back at 6.5: already reported, so no second stale event; stall window
-    # restarts at 6.5 instead of running from t=2.0.
+    # The camera comes back at 6.5: already reported, so no second stale event; the stall window
+    # does not run from before the gap: 0.4 (seen once at t=2.0) is sustained at 7.0, a gain
+    # over the sustained 0.3, so the window runs from 7.0.
     ts = stamps(6.5, 12.0)
     second = replay(monitor, trace(ts, [0.4] * len(ts), [0.02] * len(ts)))
     assert described([start] + first + health + second) == [
         STARTED,
         ("CAMERA_STALE", 3.0, 0, False),
         ("MODEL_ERROR", 4.0, 0, False),
-        ("STALL", 11.5, 0, True),
-        ("EpisodeEnded", 11.5, 0, "FAILED"),
+        ("STALL", 12.0, 0, True),
+        ("EpisodeEnded", 12.0, 0, "FAILED"),
     ]
     model_error = health[2].events[0]
     assert model_error.severity is Severity.ERROR and "CUDA" in model_error.description

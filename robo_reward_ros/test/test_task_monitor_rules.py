@@ -23,7 +23,7 @@ TASK = build_task(["pick up the cup"])
 def test_enum_values_match_the_message_constants():
     assert [(k.name, int(k)) for k in FailureKind] == [
         ("REGRESSION", 1), ("STALL", 2), ("LOW_PROGRESS", 3), ("TIMEOUT", 4),
-        ("CAMERA_STALE", 5), ("MODEL_ERROR", 6)]
+        ("CAMERA_STALE", 5), ("MODEL_ERROR", 6), ("EPISODE_LOG_ERROR", 7)]
     assert [(s.name, int(s)) for s in TaskStatus] == [
         ("IDLE", 0), ("RUNNING", 1), ("STAGE_SUCCEEDED", 2), ("SUCCEEDED", 3), ("FAILED", 4),
         ("TIMED_OUT", 5)]
@@ -246,3 +246,18 @@ def test_gaps_between_scored_frames_are_no_outage_when_the_caller_detects_outage
                                    if isinstance(e, FailureDetected)]
     assert FailureKind.STALL not in kinds[True] and FailureKind.CAMERA_STALE in kinds[True]
     assert kinds[False] == [FailureKind.STALL]
+
+
+def test_a_single_spike_is_not_the_level_a_stall_is_stuck_near():
+    """Before: the stall reference jumped to a one-estimate spike ("stuck near 1.00" at 0.30)."""
+    from robo_reward_ros.core.failure_detectors import StallDetector
+    detector = StallDetector(min_delta=0.05, window_s=2.0, sustain=2)
+    trace = [0.30, 0.30, 1.00] + [0.30] * 8  # one optimistic estimate, then the robot is stuck
+    findings = [detector.update(0.5 * i, p) for i, p in enumerate(trace)]
+    stalls = [f for f in findings if f is not None]
+    assert len(stalls) == 1
+    assert "stuck near 0.30" in stalls[0].description and stalls[0].threshold == pytest.approx(0.35)
+    # A sustained gain still restarts the stall clock.
+    detector = StallDetector(min_delta=0.05, window_s=2.0, sustain=2)
+    rising = [0.3, 0.3, 0.5, 0.5, 0.5, 0.7, 0.7, 0.7, 0.9, 0.9]
+    assert all(detector.update(0.5 * i, p) is None for i, p in enumerate(rising))

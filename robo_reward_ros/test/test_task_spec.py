@@ -23,14 +23,14 @@ def test_limits_zero_means_default_and_values_are_kept():
 
 @pytest.mark.parametrize("instructions, kwargs, message", [
     ([], {}, "at least one stage"),
-    (["ok", " \t\n"], {}, "stage 1 has an empty instruction"),
-    ([b"\xff\xfe bad"], {}, "stage 0 instruction is not valid UTF-8"),
-    (["ok"], {"stage_timeouts_sec": [-1.0]}, "stage 0 timeout_sec must be a finite number"),
-    (["ok"], {"success_thresholds": [1.5]}, "stage 0 success_threshold must be in (0, 1]"),
-    (["ok"], {"success_thresholds": [math.nan]}, "stage 0 success_threshold must be a finite"),
+    (["ok", " \t\n"], {}, "stage 2 has an empty instruction"),
+    ([b"\xff\xfe bad"], {}, "stage 1 instruction is not valid UTF-8"),
+    (["ok"], {"stage_timeouts_sec": [-1.0]}, "stage 1 timeout_sec must be a finite number"),
+    (["ok"], {"success_thresholds": [1.5]}, "stage 1 success_threshold must be in (0, 1]"),
+    (["ok"], {"success_thresholds": [math.nan]}, "stage 1 success_threshold must be a finite"),
     (["ok"], {"episode_timeout_sec": math.inf}, "episode_timeout_sec must be a finite"),
-    (["ab\ufffdcd"], {}, "stage 0 instruction holds bytes that are not valid UTF-8"),
-    (["x" * 1001], {}, "stage 0 instruction has 1001 characters; at most 1000"),
+    (["ab\ufffdcd"], {}, "stage 1 instruction holds bytes that are not valid UTF-8"),
+    (["x" * 1001], {}, "stage 1 instruction has 1001 characters; at most 1000"),
 ])
 def test_bad_tasks_are_refused_with_the_reason(instructions, kwargs, message):
     with pytest.raises(InvalidTaskError) as error:
@@ -40,3 +40,11 @@ def test_bad_tasks_are_refused_with_the_reason(instructions, kwargs, message):
 
 def test_utf8_bytes_are_accepted():
     assert build_task(["öffne die Schublade".encode()]).stages[0].instruction == "öffne die Schublade"
+
+
+def test_a_task_is_described_in_one_short_line_however_many_stages():
+    from robo_reward_ros.core.task_spec import describe_task
+
+    text = describe_task(build_task([f"stage number {i} " + "x" * 900 for i in range(64)]))
+    assert len(text) <= 200 and text.startswith("64 stage(s): stage number 0")
+    assert describe_task(build_task(["open the drawer"])) == "1 stage(s): open the drawer"

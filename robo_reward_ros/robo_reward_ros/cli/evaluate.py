@@ -4,6 +4,7 @@ The metrics (VOC, Kendall tau across outcomes, outcome differences, binned MAE, 
 success and failure detection with delays) come as a Markdown and a JSON report with summary plots.
 
     robo-reward eval replay/ [--out eval] [--no-preference]
+    robo-reward eval robot_replay/ --labels labels.csv     # robot bags: outcomes from a labels file
 """
 from __future__ import annotations
 
@@ -20,6 +21,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--out", default="eval", help="report folder (default ./eval)")
     parser.add_argument("--no-preference", action="store_true",
                         help="skip preference accuracy (it loads the model and the bags)")
+    parser.add_argument("--labels", default="", metavar="CSV_OR_YAML",
+                        help="outcomes (and success/failure times) of episodes whose recordings carry "
+                             "none: columns episode,outcome[,success_sec,failure_sec,task,failure_kind]")
     parser.add_argument("--preference-frames", type=int, default=8,
                         help="frames per clip in a preference query (default 8)")
     return parser
@@ -29,11 +33,15 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     args = build_parser().parse_args(argv)
     from robo_reward_ros.evaluation.eval_run import run_eval
     try:
-        outcome = run_eval(args.replays, args.out, not args.no_preference, args.preference_frames)
+        outcome = run_eval(args.replays, args.out, not args.no_preference, args.preference_frames,
+                           args.labels)
     except (FileNotFoundError, KeyError, ValueError) as exc:
         return fail("eval", exc)
     from robo_reward_ros.evaluation.report import metrics_table
     print(metrics_table(outcome["metrics"]))
+    if outcome["unlabelled"]:
+        print(f"\neval: {len(outcome['unlabelled'])} episode(s) without a label (not judged): "
+              + ", ".join(outcome["unlabelled"]))
     print(f"\neval: report {args.out}/report.md, {args.out}/metrics.json, {args.out}/summary.png")
     return 0
 

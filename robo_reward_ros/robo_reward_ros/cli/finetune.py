@@ -1,6 +1,8 @@
-"""``robo-reward finetune``: fine-tune a Robometer-layout reward model on your own episode bags.
+r"""``robo-reward finetune``: fine-tune a Robometer-layout reward model on your own episode bags.
 
     robo-reward finetune --model BASE --episodes BAG_OR_DIR... --out DIR [--mode heads|lora|full]
+    robo-reward finetune --model BASE --episodes robot_bags/ --labels labels.csv \
+        --camera-topic /wrist/image_raw/compressed --instruction "pick up the cube" --out DIR
 
 Reads the bags ``replay``/``eval`` read; trains with the Robometer objective (10-bin progress
 classification, success BCE, preference BCE; pairs and negatives built from the episodes); writes
@@ -16,6 +18,7 @@ import sys
 from typing import Optional, Sequence
 
 from robo_reward_ros.cli import fail
+from robo_reward_ros.cli.recording_args import add_recording_arguments, recording_options
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -42,6 +45,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--preference-weight", type=float, default=1.0, help="weight of the preference loss")
     p.add_argument("--counterfactual-fraction", type=float, default=0.15,
                    help="share of clips relabelled with another task's instruction (progress 0)")
+    p.add_argument("--contrast-share", type=float, default=0.5,
+                   help="share of those clips given the opposite task's instruction where the episodes have one "
+                        "(open/close, press/pull, lock/unlock the same object)")
     p.add_argument("--preference-fraction", type=float, default=0.2, help="share of preference pairs")
     p.add_argument("--max-frames", type=int, default=0, help="frames per clip (0: the checkpoint's)")
     p.add_argument("--frame-stride", type=int, default=1, help="keep every N-th frame (memory)")
@@ -60,6 +66,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--skip-unusable", action="store_true", help="skip unusable episodes (default: error)")
     p.add_argument("--no-resume", action="store_true", help="start over even if DIR/resume exists")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--labels", default="", metavar="CSV_OR_YAML",
+                   help="outcomes (and success times) of robot recordings, which carry none: columns "
+                        "episode,outcome[,success_sec,failure_sec,task,failure_kind]; see robo-reward eval")
+    add_recording_arguments(p)
     return p
 
 
@@ -75,13 +85,15 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         weight_decay=args.weight_decay, warmup_steps=args.warmup_steps, grad_clip=args.grad_clip,
         progress_weight=args.progress_weight, success_weight=args.success_weight,
         preference_weight=args.preference_weight, counterfactual_fraction=args.counterfactual_fraction,
+        contrast_share=args.contrast_share,
         preference_fraction=args.preference_fraction, max_frames=args.max_frames,
         frame_stride=args.frame_stride, lora_rank=args.lora_rank, lora_alpha=args.lora_alpha,
         train_embeddings=args.train_embeddings, gradient_checkpointing=args.gradient_checkpointing,
         seed=args.seed, device=args.device,
         mixed_precision=args.mixed_precision, save_dtype=args.save_dtype, eval_params=args.eval_param,
         eval_preference=not args.no_eval_preference, skip_unusable=args.skip_unusable,
-        resume=not args.no_resume, progress_bar=not args.quiet)
+        resume=not args.no_resume, progress_bar=not args.quiet, reading=recording_options(args),
+        labels=args.labels)
     try:
         result = finetune(config)
     except (UnusableEpisodeError, CheckpointError, FileNotFoundError, RuntimeError, ValueError) as exc:

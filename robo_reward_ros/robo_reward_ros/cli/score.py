@@ -1,8 +1,11 @@
 """``robo-reward score``: score a folder of frames or a video with a reward model, print a table.
 
-Videos are decoded with PyAV (evaluation/video_file.py); stamps are seconds from the first frame.
+Videos are decoded with PyAV (evaluation/video_file.py); a rosbag2 folder (MCAP or sqlite3) gives
+one camera's frames of one episode (``--camera-topic``, ``--episode`` with ``--split-gap`` /
+``--split-topic``; the instruction may come from ``--instruction-topic``). Stamps are seconds from
+the first frame.
 
-    robo-reward score --model DIR_OR_ID --instruction "..." FRAMES_DIR_OR_VIDEO [--json]
+    robo-reward score --model DIR_OR_ID --instruction "..." FRAMES_DIR_OR_VIDEO_OR_BAG [--json]
 """
 import argparse
 import json
@@ -32,7 +35,7 @@ def build_parser() -> argparse.ArgumentParser:
     from robo_reward_ros.models.loading.precision import PRECISIONS
     parser = argparse.ArgumentParser(prog="robo-reward score", description="Per-frame progress of a clip.")
     parser.add_argument("--model", required=True, help="model id or local checkpoint directory")
-    parser.add_argument("--instruction", required=True)
+    parser.add_argument("--instruction", default="", help="the task (required unless a bag's --instruction-topic)")
     parser.add_argument("--backend", default="auto", choices=BACKENDS,
                         help="auto recognises Robometer; plain Qwen3-VL needs roboreward or topreward")
     parser.add_argument("--precision", default="bf16", choices=PRECISIONS)
@@ -44,8 +47,29 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--vision-onnx", help="run the vision tower with ONNX Runtime from this exported graph "
                                               "(or directory of graphs; see robo-reward export-onnx)")
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
-    parser.add_argument("source", help="folder of images (sorted by name) or a video file")
+    bag = parser.add_argument_group("bags", "a rosbag2 folder as the source (see robo-reward replay --help)")
+    bag.add_argument("--camera-topic", default="", metavar="TOPIC", help="the camera (Image or CompressedImage)")
+    bag.add_argument("--instruction-topic", default="", metavar="TOPIC")
+    bag.add_argument("--split-topic", default="", metavar="TOPIC")
+    bag.add_argument("--split-gap", type=float, default=0.0, metavar="SEC")
+    bag.add_argument("--episode", type=int, default=0, help="which episode of the bag (default 0)")
+    bag.add_argument("--max-pixels", type=int, default=50176, help="downscale frames to this many pixels")
+    parser.add_argument("source", help="folder of images (sorted by name), a video file, or a rosbag2 folder")
     return parser
+
+
+def _bag_frames(args):
+    """One camera's frames of one episode of a bag; the instruction from the bag unless given."""
+    from robo_reward_ros.evaluation.recording import RecordingOptions, episode_frames
+    from robo_reward_ros.evaluation.video_file import sample_indices
+    options = RecordingOptions((args.camera_topic,) if args.camera_topic else (), args.instruction,
+                               args.instruction_topic, "", args.split_topic, args.split_gap)
+    recorded, frames = episode_frames(args.source, options, args.max_pixels, args.episode)
+    args.instruction = args.instruction or recorded.instructions[0]
+    if args.sample_fps and len(frames) > 1:
+        native = (len(frames) - 1) / max(frames[-1].stamp, 1e-9)
+        frames = [frames[i] for i in sample_indices(len(frames), native, args.sample_fps)]
+    return frames
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
@@ -53,10 +77,14 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     from robo_reward_ros.evaluation.video_file import read_frames_dir, read_video
     from robo_reward_ros.models.loading.loader import load_reward_model
     try:
-        if os.path.isdir(args.source):
+        if os.path.isfile(os.path.join(args.source, "metadata.yaml")) or args.source.endswith(".mcap"):
+            frames = _bag_frames(args)
+        elif os.path.isdir(args.source):
             frames = read_frames_dir(args.source, args.fps)
         else:
             frames = read_video(args.source, args.sample_fps)
+        if not args.instruction:
+            raise ValueError("--instruction is required (or, for a bag, --instruction-topic)")
     except (OSError, RuntimeError, ValueError) as exc:
         raise SystemExit(f"robo-reward score: {exc}") from None
     options = {"vision_runtime": "onnx", "vision_onnx": args.vision_onnx} if args.vision_onnx else {}

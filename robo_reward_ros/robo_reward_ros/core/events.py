@@ -20,11 +20,13 @@ class FailureKind(enum.IntEnum):
     TIMEOUT = 4
     CAMERA_STALE = 5
     MODEL_ERROR = 6
+    EPISODE_LOG_ERROR = 7
 
     @property
     def is_task_failure(self) -> bool:
         """Camera and model trouble say nothing about the robot, so they never fail the task."""
-        return self not in (FailureKind.CAMERA_STALE, FailureKind.MODEL_ERROR)
+        return self not in (FailureKind.CAMERA_STALE, FailureKind.MODEL_ERROR,
+                            FailureKind.EPISODE_LOG_ERROR)
 
 
 class Severity(enum.IntEnum):
@@ -196,3 +198,39 @@ class EpisodeEnded(MonitorEvent):
     reset_requested: bool
     failure_kind: int = 0
     stages_completed: int = 0
+
+
+@dataclasses.dataclass(frozen=True)
+class RewardStep:
+    """One decision of an episode, for an RL controller: exactly one per inference step.
+
+    The cameras scored in the step are fused into it (mean progress over the live cameras, the
+    camera rule for success), so the reward does not grow with the number of cameras. Gymnasium's
+    meaning: ``terminated`` when the task reached a terminal state (the last stage succeeded, or a
+    failure configured as terminal), ``truncated`` when the episode was cut short (a time limit, or
+    an abort: operator stop, task change, shutdown). The step that ends an episode carries its
+    bonus; every episode has exactly one step with either flag set. ``stamp`` is the newest frame
+    stamp the step covers (the episode clock for a step with no estimate, a timer's or an abort's).
+    """
+
+    stamp: float
+    episode_id: str
+    step_index: int
+    stage_index: int
+    num_stages: int
+    instruction: str
+    progress: float
+    task_progress: float
+    reward: float
+    episode_return: float
+    success_prob: Optional[float]
+    stage_succeeded: bool
+    terminated: bool
+    truncated: bool
+    status: TaskStatus
+    cameras: Tuple[str, ...] = ()
+    reason: str = ""  # why the episode ended, on the terminal step
+
+    @property
+    def terminal(self) -> bool:
+        return self.terminated or self.truncated

@@ -94,28 +94,41 @@ class RegressionDetector:
 
 
 class StallDetector:
-    """No improvement of more than ``min_delta`` over the stage's reference for ``window_s``.
+    """No sustained improvement of more than ``min_delta`` over the stage's reference for ``window_s``.
 
-    The robot moves but gets nowhere.
+    The robot moves but gets nowhere. The reference is a sustained level, like the regression
+    detector's best: one optimistic estimate must not become the level the robot is "stuck near".
     """
 
-    def __init__(self, min_delta: float, window_s: float) -> None:
+    def __init__(self, min_delta: float, window_s: float, sustain: int = 1) -> None:
         self._min_delta = min_delta
         self._window_s = window_s
+        self._level = _SustainedLevel(sustain)
         self._reference: Optional[float] = None
         self._since: Optional[float] = None
         self._fired = False
 
+    @property
+    def stalled(self) -> bool:
+        """The stall was reported and no sustained gain has come since."""
+        return self._fired
+
     def restart_clock(self, stamp: float) -> None:
+        self._level.clear()
         if self._since is not None:
             self._since = stamp
 
     def update(self, stamp: float, progress: float) -> Optional[Finding]:
-        if self._reference is None or self._since is None:
-            self._reference, self._since = progress, stamp
+        level = self._level.push(progress)
+        if self._since is None:  # the stall clock starts with the stage's first estimate
+            self._since = stamp
+        if level is None:
             return None
-        if progress > self._reference + self._min_delta:
-            self._reference, self._since = progress, stamp
+        if self._reference is None:
+            self._reference = level
+            return None
+        if level > self._reference + self._min_delta:
+            self._reference, self._since = level, stamp
             self._fired = False
             return None
         stalled = stamp - self._since

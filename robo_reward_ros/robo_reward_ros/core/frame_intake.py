@@ -22,6 +22,7 @@ from robo_reward_ros.core.frame_window import FrameRejected
 from robo_reward_ros.core.image_decoding import (ImageDecodeError, decode_compressed, decode_raw,
                                                  fit_pixels)
 from robo_reward_ros.core.reward_pipeline import RewardPipeline
+from robo_reward_ros.core.stamp_gaps import StampGapEstimator
 from robo_reward_ros.core.stamp_guard import StampGuard, StampVerdict
 from robo_reward_ros.core.task_monitor import MonitorUpdate
 
@@ -53,6 +54,8 @@ class CameraStats:
     lost: int = 0  # frames the transport reports lost before they reached the intake
     stale_reported: bool = False
     frame_id: str = ""  # the newest accepted frame's coordinate frame (its header.frame_id)
+    # Frames the publisher stamped that never arrived (loss the transport does not report).
+    gaps: StampGapEstimator = dataclasses.field(default_factory=StampGapEstimator)
 
     def age(self, now: float) -> Optional[float]:
         return None if self.last_receipt is None else now - self.last_receipt
@@ -83,6 +86,9 @@ class FrameIntake:
             for name, topic in topics.items()}
         self._guards = {name: StampGuard(max_stamp_jump_sec, new_timeline_frames)
                         for name in topics}
+        # The loaded model's own limits (an aspect ratio it refuses): such frames are refused here,
+        # with the reason, instead of failing every step while they are in the window.
+        self._frame_problem = getattr(pipeline.model, "frame_problem", None)
         self._latest_stamp: Optional[float] = None  # newest frame stamp, and when it arrived
         self._latest_receipt = 0.0
 
@@ -114,11 +120,18 @@ class FrameIntake:
         if check.verdict is StampVerdict.REJECT:
             return self._reject(stats, check.reason)
         new_timeline = check.reason if check.verdict is StampVerdict.NEW_TIMELINE else ""
+        if new_timeline:
+            stats.gaps.restart()
+        stats.gaps.add(stamp)
         updates: List[MonitorUpdate] = []
         if new_timeline:
             updates += self._restart_on_new_timeline(camera, stamp, new_timeline, now)
         try:
-            started = self.pipeline.add_frame(camera, Frame(stamp, decode()))
+            rgb = decode()
+            problem = self._frame_problem(*rgb.shape[:2]) if self._frame_problem else ""
+            if problem:
+                raise FrameRejected(problem)
+            started = self.pipeline.add_frame(camera, Frame(stamp, rgb))
         except (ImageDecodeError, FrameRejected) as exc:
             return self._reject(stats, str(exc), new_timeline, updates)
         if started is not None:

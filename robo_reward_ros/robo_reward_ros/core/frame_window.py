@@ -79,6 +79,14 @@ class FrameWindow:
         self._interval = max(2.0 * self._interval,
                              (frames[-1].stamp - frames[0].stamp) / max(self.max_frames - 1, 1))
 
+    def discard(self, frames: List[Frame]) -> int:
+        """Remove these frames (the very objects a snapshot returned); returns how many were still here."""
+        with self._lock:
+            kept = [f for f in self._frames if not any(f is bad for bad in frames)]
+            removed = len(self._frames) - len(kept)
+            self._frames = kept
+            return removed
+
     def snapshot(self) -> List[Frame]:
         """Return the frames now in the window, oldest first (a copy: safe to score on another thread)."""
         with self._lock:

@@ -19,6 +19,9 @@ RAW_ENCODINGS = {
     "mono8": (1, None),
 }
 COMPRESSED_FORMATS = ("jpeg", "png")
+# Pillow modes of 16-bit and float images: its RGB conversion clips them (an all-white frame), so
+# they are refused as the raw 16-bit encodings are.
+_WIDE_MODES = ("I;16", "I;16B", "I;16L", "I;16N", "I", "F")
 # Larger frames than this are refused before any copy: no camera a reward model needs sends
 # them, and a corrupt header must not make the node allocate gigabytes.
 MAX_PIXELS = 4096 * 4096
@@ -74,6 +77,11 @@ def decode_compressed(format_field: str, data, max_pixels: Optional[int] = None)
     from PIL import Image, UnidentifiedImageError  # only compressed streams need Pillow
 
     kind = compressed_kind(format_field)
+    encoding = format_field.split(";", 1)[0].strip() if ";" in format_field else ""
+    if encoding and ("16" in encoding or "32" in encoding or "64" in encoding):
+        raise ImageDecodeError(
+            f"unsupported encoding '{encoding}' (16-bit or wider, compressed as raw; supported: "
+            f"{', '.join(RAW_ENCODINGS)})")
     try:
         with Image.open(io.BytesIO(data if isinstance(data, (bytes, bytearray)) else bytes(data))) as image:
             if image.format is None or image.format.lower() != kind:
@@ -82,6 +90,10 @@ def decode_compressed(format_field: str, data, max_pixels: Optional[int] = None)
             if image.width * image.height > MAX_PIXELS:
                 raise ImageDecodeError(
                     f"image {image.width}x{image.height} exceeds the {MAX_PIXELS}-pixel limit")
+            if image.mode in _WIDE_MODES:
+                raise ImageDecodeError(f"{kind} holds a 16-bit or float image (mode {image.mode}); "
+                                       f"unsupported, as raw 16-bit encodings are (supported: "
+                                       f"{', '.join(RAW_ENCODINGS)})")
             rgb = image.convert("RGB") if image.mode != "RGB" else image
             if max_pixels is not None and image.width * image.height > max_pixels:
                 rgb = rgb.resize(_fitted_size(image.height, image.width, max_pixels), Image.BOX)

@@ -58,7 +58,7 @@ class MonitorConfig:
     # camera_stale_after_s per step would never see a stall).
     gaps_are_outages: bool = True
     # Dense reward.
-    reward_mode: DenseRewardMode = DenseRewardMode.PROGRESS
+    reward_mode: DenseRewardMode = DenseRewardMode.DELTA  # a return independent of the step rate
     gamma: float = 0.99
     success_bonus: float = 1.0
     failure_bonus: float = -1.0

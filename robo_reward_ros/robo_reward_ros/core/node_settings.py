@@ -21,7 +21,8 @@ from typing import Any, Dict, Optional, Sequence, Tuple
 from robo_reward_ros.core.reward_pipeline import ModelErrorPolicy, WindowConfig
 from robo_reward_ros.core.monitor_config import MonitorConfig
 from robo_reward_ros.models.loading.choices import check_device, check_precision
-from robo_reward_ros.models.loading.presets import resolve_preset
+from robo_reward_ros.models.loading.presets import PRESETS, resolve_preset
+from robo_reward_ros.serving.wire import check_server_url
 
 
 @dataclasses.dataclass(frozen=True)
@@ -42,15 +43,17 @@ SPECS: Tuple[ParamSpec, ...] = (
               "configure and activate at start-up, without an external lifecycle manager"),
     # Model (loaded in configure).
     ParamSpec("model.preset", "robometer-4b-nf4",
-              "named model set-up (robometer-4b-nf4, robometer-4b, roboreward-4b, roboreward-8b, "
-              "topreward-qwen3vl-8b, topreward-qwen3vl-4b); none or empty: use model.id and "
+              f"named model set-up ({', '.join(PRESETS)}); none or empty: use model.id and "
               "model.backend"),
-    ParamSpec("model.id", "", "model id or local checkpoint directory; overrides the preset's"),
+    ParamSpec("model.id", "",
+              "model id or local checkpoint directory (http://HOST:PORT of a robo-reward serve "
+              "server with model.backend remote); overrides the preset's"),
     ParamSpec("model.backend", "",
-              "robometer, roboreward, topreward, auto, or a registered plugin backend; "
-              "overrides the preset's"),
+              "robometer, roboreward, topreward, auto, remote (a shared reward server), or a "
+              "registered plugin backend; overrides the preset's"),
     ParamSpec("model.precision", "",
-              "fp32, bf16, fp16, nf4 or int8; empty: the preset's (bf16 without a preset)"),
+              "fp32, bf16, fp16, nf4, int8 (bitsandbytes), int8wo or int4wo (torchao); empty: "
+              "the preset's (bf16 without a preset)"),
     ParamSpec("model.device", "auto", "auto, cuda, cuda:N or cpu"),
     ParamSpec("model.vision_onnx", "",
               "ONNX vision encoder (.onnx file or export directory from robo-reward export-onnx) "
@@ -81,6 +84,9 @@ SPECS: Tuple[ParamSpec, ...] = (
               "std_msgs/String: instruction of a one-stage task (latched)"),
     ParamSpec("task_topic", "task", "robo_reward_msgs/TaskSpec: a multi-stage task (latched)"),
     ParamSpec("instruction", "", "instruction to start with; empty: wait for a task"),
+    ParamSpec("task.max_stages", 64,
+              "a task with more stages is refused (each stage is in every log header and state)",
+              low=1, high=1000),
     # Window and inference.
     ParamSpec("window.max_frames", 32, "frames kept per camera and stage (memory bound)",
               low=2, high=1024),
@@ -137,7 +143,8 @@ SPECS: Tuple[ParamSpec, ...] = (
     ParamSpec("timeout.stage_sec", 0.0, "default stage time limit; 0: none",
               read_only=False, low=0.0, high=_BIG),
     # Reward.
-    ParamSpec("reward.mode", "progress", "dense reward: progress, delta or potential",
+    ParamSpec("reward.mode", "delta", "dense reward: delta (default; a return independent of the "
+              "step rate), potential or progress",
               read_only=False),
     ParamSpec("reward.gamma", 0.99, "discount of potential-based shaping", read_only=False,
               low=0.0, high=1.0),
@@ -183,6 +190,7 @@ class NodeSettings:
     instruction_topic: str
     task_topic: str
     instruction: str
+    max_stages: int
     window: WindowConfig
     rate_hz: float
     errors: Tuple[int, float, float]
@@ -207,8 +215,13 @@ def model_settings(values: Dict[str, Any]) -> ModelSettings:
     backend = values["model.backend"] or (preset.backend if preset else "auto")
     model_id = values["model.id"] or (preset.model_id if preset else "")
     precision = values["model.precision"] or (preset.precision if preset else "bf16")
-    if not model_id and backend in ("auto", "robometer", "roboreward", "topreward"):
+    if not model_id and backend in ("auto", "robometer", "roboreward", "topreward", "remote"):
         raise ValueError("no model: set model.preset, or model.id (a model id or directory)")
+    if backend == "remote":
+        try:
+            model_id = check_server_url(model_id)
+        except ValueError as exc:
+            raise ValueError(f"model.id: {exc}") from None
     try:
         check_precision(precision)
         check_device(str(values["model.device"]))
@@ -297,7 +310,8 @@ def read_settings(values: Dict[str, Any]) -> NodeSettings:
         max_stamp_jump_sec=values["cameras.max_stamp_jump_sec"],
         new_timeline_frames=values["cameras.new_timeline_frames"],
         instruction_topic=values["instruction_topic"],
-        task_topic=values["task_topic"], instruction=values["instruction"], window=window,
+        task_topic=values["task_topic"], instruction=values["instruction"],
+        max_stages=values["task.max_stages"], window=window,
         rate_hz=values["inference.rate_hz"], errors=errors,
         monitor=monitor_config(values, names), reset_service=values["reset.service"],
         reset_timeout_sec=values["reset.timeout_sec"], reset_retries=values["reset.retries"],

@@ -13,7 +13,8 @@ import threading
 import time
 from typing import Dict, List, Optional, Sequence, Tuple
 
-from robo_reward_ros.core.events import RewardEstimate, StageAdvanced, TaskStatus
+from robo_reward_ros.core.episode_ids import checked_episode_id
+from robo_reward_ros.core.events import RewardEstimate, RewardStep, StageAdvanced, TaskStatus
 from robo_reward_ros.core.frame import Frame
 from robo_reward_ros.core.frame_window import FrameWindow
 from robo_reward_ros.core.task_monitor import (MonitorState, MonitorUpdate, TaskMonitor,
@@ -33,12 +34,19 @@ class WindowConfig:
 
 @dataclasses.dataclass(frozen=True)
 class CameraResult:
-    """One camera's scoring in a step: what the model said and what the monitor made of it."""
+    """One camera's scoring in a step: what the model said and what the monitor made of it.
+
+    The monitor decides once per step over all its cameras: every camera's ``update`` has the
+    step's reward, state and whether this camera's estimate was taken; the step's events and its
+    RewardStep come once, in the last camera's ``update``. ``step`` is the step this estimate went
+    into (the same for every camera of the step; None when it was not taken).
+    """
 
     camera: str
     estimate: RewardEstimate
     update: MonitorUpdate
     frame_count: int  # frames of the window the model was given
+    step: Optional[RewardStep] = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -48,6 +56,18 @@ class StepReport:
     updates: Tuple[MonitorUpdate, ...] = ()
     error: str = ""  # why this step's scoring failed ("" when it did not)
     dropped: int = 0  # estimates discarded because the stage/episode changed while scoring
+
+
+@dataclasses.dataclass(frozen=True)
+class ProgressQuery:
+    """The model's reading of the newest windows now, with the stage's trend; no decision made."""
+
+    state: MonitorState
+    progress: float
+    success_prob: Optional[float]
+    stamp: float
+    trend_per_sec: float
+    stalled: bool
 
 
 class ModelErrorPolicy:
@@ -138,7 +158,9 @@ class RewardPipeline:
         """Replace the task; a running episode ends (aborted) first.
 
         ``stamp`` None: no frame has arrived yet, so a started episode waits for the first one.
+        Raises InvalidEpisodeIdError (nothing changed) for an unusable ``episode_id``.
         """
+        episode_id = checked_episode_id(episode_id)
         with self._lock:
             updates = [self._abort(stamp, "the task changed")]
             self._task = task
@@ -149,6 +171,8 @@ class RewardPipeline:
 
     def start_episode(self, stamp: Optional[float], episode_id: Optional[str] = None,
                       reason: str = "reset") -> List[MonitorUpdate]:
+        """Start a new episode; raise RuntimeError without a task, InvalidEpisodeIdError for an unusable id."""
+        episode_id = checked_episode_id(episode_id)
         with self._lock:
             if self._task is None:
                 raise RuntimeError("no task set: set a task before starting an episode")
@@ -180,6 +204,7 @@ class RewardPipeline:
             self._restart_windows(None, include_start=True)
             return None
         if self._next_monitor is not None:
+            self._next_monitor.take_log(self.monitor)
             self.monitor.close()
             self.monitor, self._next_monitor = self._next_monitor, None
         update = self.monitor.start_episode(self._task, stamp, episode_id)
@@ -228,21 +253,56 @@ class RewardPipeline:
             scored = self._score(instruction, batch)
         except Exception as exc:  # out of memory, NaN output, a bug: skip, back off, report
             camera = batch[0][0] if len(batch) == 1 else ""
-            return self._failed(max(f[-1].stamp for _, f in batch), camera, exc)
-        results: List[CameraResult] = []
-        dropped = 0
-        for camera, frames, estimate in scored:
-            with self._lock:
-                if generation != self._generation:
-                    dropped += 1
-                    continue
-                self.errors.succeeded()
+            report = self._failed(max(f[-1].stamp for _, f in batch), camera, exc)
+            if self.errors.consecutive % self.errors.report_after == 0:
+                removed = self._remove_frames_the_model_fails_on(instruction, batch)
+                if removed:
+                    report = dataclasses.replace(report, error=f"{report.error}; {removed}")
+            return report
+        with self._lock:
+            if generation != self._generation:  # the stage or episode changed while scoring
+                return StepReport(dropped=len(scored))
+            self.errors.succeeded()
+            for camera, frames, _ in scored:
                 self._scored[camera] = (generation, frames[-1].stamp)
-                update = self.monitor.update(estimate)
-                self._follow(update)
-                generation = self._generation
-            results.append(CameraResult(camera, estimate, update, len(frames)))
-        return StepReport(tuple(results), dropped=dropped)
+            update = self.monitor.update_step([estimate for _, _, estimate in scored])
+            self._follow(update)
+        results: List[CameraResult] = []
+        for index, (camera, frames, estimate) in enumerate(scored):
+            taken = camera in update.accepted_cameras
+            own = dataclasses.replace(update, accepted=taken)
+            if index < len(scored) - 1:
+                own = dataclasses.replace(own, events=(), step=None)
+            results.append(CameraResult(camera, estimate, own, len(frames),
+                                        update.step if taken else None))
+        return StepReport(tuple(results))
+
+    def query_now(self) -> ProgressQuery:
+        """Score the newest window of every camera now, outside the periodic steps.
+
+        The monitor is not fed: no reward, decision or event comes of it. Call it under the same
+        lock as ``step`` (the model is not re-entrant). A backend with per-stage state (TOPReward's
+        running normaliser) sees the query as one more observation of the stage.
+        Raises RuntimeError when no episode runs or no frame of the stage has come yet.
+        """
+        with self._lock:
+            if not self.monitor.running:
+                raise RuntimeError("no episode is running")
+            reset, self._model_reset_due = self._model_reset_due, False
+            state = self.monitor.state
+            trend, stalled = self.monitor.stage_trend()
+            batch = [(camera, window.snapshot()) for camera, window in self.windows.items()]
+        if reset:
+            self.model.reset()
+        batch = [(c, f) for c, f in batch if len(f) >= max(1, self.window_config.min_frames)]
+        if not batch:
+            raise RuntimeError("no frame of the current stage has arrived yet")
+        scored = [estimate for _, _, estimate in self._score(state.instruction, batch)]
+        successes = [e.last_success_prob for e in scored if e.last_success_prob is not None]
+        return ProgressQuery(
+            state=state, progress=sum(e.last_progress for e in scored) / len(scored),
+            success_prob=sum(successes) / len(successes) if successes else None,
+            stamp=max(e.stamp for e in scored), trend_per_sec=trend, stalled=stalled)
 
     def _score(self, instruction: str, batch) -> List[Tuple[str, List[Frame], RewardEstimate]]:
         """All cameras in one forward when the backend can batch them, else one by one."""
@@ -261,6 +321,29 @@ class RewardPipeline:
             frame_stamps=output.stamps, success_prob=output.success, backend=output.backend,
             latency_s=latency))
             for (camera, frames), output, latency in zip(batch, outputs, latencies)]
+
+    def _remove_frames_the_model_fails_on(self, instruction: str, batch) -> str:
+        """Find the frames a persistent failure comes from (every window holding one fails) and take them out.
+
+        Each frame is scored alone; those that fail while others pass leave the window. When every
+        frame fails alone, the fault is not a frame's (out of memory, a broken model): none is removed.
+        """
+        removed = []
+        for camera, frames in batch:
+            if len(frames) < 2:
+                continue  # one frame failing alone says nothing that the step did not
+            failing = []
+            for frame in frames:
+                try:
+                    self.model.score(instruction, [frame])
+                except Exception as exc:  # the frame's own failure, as the model reports it
+                    failing.append((frame, f"{type(exc).__name__}: {exc}"))
+            if failing and len(failing) < len(frames):
+                self.windows[camera].discard([frame for frame, _ in failing])
+                removed.append(f"camera {camera}: frame(s) stamped "
+                               f"{', '.join(f'{f.stamp:.3f}' for f, _ in failing)} s removed from the "
+                               f"window, the model fails on them alone ({failing[0][1]})")
+        return "; ".join(removed)
 
     def _failed(self, stamp: float, camera: str, exc: Exception) -> StepReport:
         error = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__

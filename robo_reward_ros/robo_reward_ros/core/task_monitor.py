@@ -15,10 +15,10 @@ import itertools
 import os
 import time
 import uuid
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from robo_reward_ros.core.dense_reward import DenseReward, Outcome, task_potential
-from robo_reward_ros.core.episode_log import EpisodeLogWriter, unused_episode_log_path
+from robo_reward_ros.core.best_effort_log import BestEffortEpisodeLog, LogHealth
 from robo_reward_ros.core.events import (
     EpisodeEnded,
     EpisodeStarted,
@@ -26,6 +26,7 @@ from robo_reward_ros.core.events import (
     FailureKind,
     MonitorEvent,
     RewardEstimate,
+    RewardStep,
     Severity,
     StageAdvanced,
     StageSucceeded,
@@ -65,13 +66,17 @@ class MonitorState:
 class MonitorUpdate:
     """What one call produced.
 
-    ``reward`` is None when no reward step happened (the estimate was rejected, or no episode runs).
+    ``reward`` is None when no reward step happened (the estimates were rejected, or no episode
+    runs); ``step`` is then None too, except for an abort: its terminal step earns nothing (0.0).
+    ``accepted_cameras``: whose estimates the step took.
     """
 
     events: Tuple[MonitorEvent, ...]
     reward: Optional[float]
     state: MonitorState
     accepted: bool = False
+    step: Optional[RewardStep] = None
+    accepted_cameras: Tuple[str, ...] = ()
 
 
 _EPISODE_COUNTER = itertools.count(1)
@@ -103,6 +108,7 @@ class _Episode:
         self.rejected = 0
         self.failure_counts: Dict[str, int] = {}
         self.last_phi = 0.0
+        self.steps = 0  # reward steps so far (RewardStep.step_index of the next one)
         self.stage = _Stage(0, stamp, True, config, task.stages[0].success_threshold)
 
 
@@ -134,7 +140,7 @@ class _Stage:
         self.regression = RegressionDetector(
             config.regression_margin, config.regression_hold_s, sustain
         )
-        self.stall = StallDetector(config.stall_min_delta, config.stall_window_s)
+        self.stall = StallDetector(config.stall_min_delta, config.stall_window_s, sustain)
         self.low = LowProgressDetector(
             config.low_progress_floor, config.low_progress_grace_s, sustain, start
         )
@@ -144,6 +150,7 @@ class _Stage:
         self.model_error_pending = False
         self.progress = 0.0
         self.success_score = 0.0
+        self.history: List[Tuple[float, float]] = []  # (stamp, fused progress) per step
 
     def accepts(self, estimate: RewardEstimate) -> bool:
         first = estimate.frame_stamps[0]
@@ -169,8 +176,12 @@ class TaskMonitor:
     def __init__(self, config: Optional[MonitorConfig] = None) -> None:
         self.config = config or MonitorConfig()
         self._episode: Optional[_Episode] = None
-        self._log: Optional[EpisodeLogWriter] = None
+        # Best effort: a log that cannot be written never stops scoring, decisions or resets.
+        self._log: Optional[BestEffortEpisodeLog] = None
+        if self.config.log_directory is not None:
+            self._log = BestEffortEpisodeLog(self.config.log_directory, self.config.fsync_estimates)
         self._log_path: Optional[str] = None
+        self._log_error_reported = False
         self._reward = DenseReward(
             self.config.reward_mode,
             self.config.gamma,
@@ -194,6 +205,17 @@ class TaskMonitor:
         """The log file of the current or last episode (None when logging is off)."""
         return self._log_path
 
+    @property
+    def log_health(self) -> Optional[LogHealth]:
+        """Whether the episode logs are being written (None when logging is off)."""
+        return None if self._log is None else self._log.health
+
+    def take_log(self, previous: "TaskMonitor") -> None:
+        """Continue ``previous``'s episode logs (new rules at an episode start): waiting records stay."""
+        if previous._log is not None:
+            self._log, previous._log = previous._log, None
+            self._log_path = previous._log_path
+
     def start_episode(
         self,
         task: TaskSpec,
@@ -213,12 +235,8 @@ class TaskMonitor:
             episode_id = new_episode_id()
         self._episode = _Episode(episode_id, task, float(stamp), self.config)
         self._reward.reset()
-        if self.config.log_directory is not None:
-            self._log = EpisodeLogWriter(
-                unused_episode_log_path(self.config.log_directory, episode_id),
-                fsync_estimates=self.config.fsync_estimates,
-            )
-            self._log_path = self._log.path
+        if self._log is not None:
+            self._log_path = self._log.open(episode_id)
             self._log.write_event(self._header_record())
         events.append(
             self._emit(
@@ -243,56 +261,79 @@ class TaskMonitor:
         episode = self._episode
         assert episode is not None
         episode.clock = max(episode.clock, float(stamp))
+        scored = self._scored_stage()
         event = self._finish(episode.clock, TaskStatus.IDLE, f"aborted: {reason}", reset=False)
+        # The controller still gets the episode's one terminal step: truncated, nothing earned.
+        step = self._step(0.0, episode.clock, (), scored, False, None)
         state = self.state
         self._write_summary(None)
-        return MonitorUpdate((event,), None, state)
+        return MonitorUpdate((event,), None, state, step=step)
 
     # ---- inputs ------------------------------------------------------------------------
 
     def update(self, estimate: RewardEstimate) -> MonitorUpdate:
-        """Feed one estimate.
+        """Feed one estimate: a step of one camera (see update_step)."""
+        return self.update_step([estimate])
 
-        Estimates outside a running episode, or with a frame from before the current stage's window,
-        are rejected (logged, no events, no reward).
+    def update_step(self, estimates: Sequence[RewardEstimate]) -> MonitorUpdate:
+        """Feed one inference step: the estimates of the cameras scored in it.
+
+        One decision and one reward step for all of them, so neither depends on the number of
+        cameras. Estimates outside a running episode, or with a frame from before the current
+        stage's window, are rejected (logged, no events, no reward).
         """
         episode = self._episode
         if not self.running or episode is None:
             return MonitorUpdate((), None, self.state)
         stage = episode.stage
-        if not stage.accepts(estimate) or estimate.stamp < episode.start:
-            episode.rejected += 1
-            self._log_estimate(estimate, accepted=False)
+        taken = []
+        for estimate in estimates:
+            accepted = stage.accepts(estimate) and estimate.stamp >= episode.start
+            self._log_estimate(estimate, accepted=accepted)
+            if accepted:
+                episode.accepted += 1
+                taken.append(estimate)
+            else:
+                episode.rejected += 1
+        if not taken:
             return MonitorUpdate((), None, self.state)
-        episode.accepted += 1
-        self._log_estimate(estimate, accepted=True)
         if episode.status is TaskStatus.STAGE_SUCCEEDED:
             episode.status = TaskStatus.RUNNING
-        episode.clock = max(episode.clock, estimate.stamp)
+        episode.clock = max([episode.clock] + [e.stamp for e in taken])
         now = episode.clock
+        cameras = tuple(e.camera for e in taken)
+        newest = max(e.stamp for e in taken)  # what the step covers (the clock may be ahead)
+        scored = self._scored_stage()
 
         events: List[MonitorEvent] = []
         timeout = self._check_timeouts(now)
         if timeout:
-            return MonitorUpdate(tuple(timeout), self._reward_step(None, Outcome.TIMEOUT),
-                                 self.state, accepted=True)
+            return self._step_update(timeout, None, Outcome.TIMEOUT, cameras, scored, False, None,
+                                     newest)
 
-        events.extend(self._resume_after_gap(stage, estimate, now))
-        stage.latest_progress[estimate.camera] = estimate.last_progress
-        stage.last_camera_stamp[estimate.camera] = estimate.stamp
+        probabilities = []
+        for estimate in taken:
+            events.extend(self._resume_after_gap(stage, estimate, now))
+            stage.latest_progress[estimate.camera] = estimate.last_progress
+            stage.last_camera_stamp[estimate.camera] = estimate.stamp
+            stage.success_score = stage.success.vote(
+                estimate.camera, estimate.last_success_prob, estimate.last_progress
+            )
+            stage.used_success_head = estimate.success_prob is not None
+            if estimate.last_success_prob is not None:
+                probabilities.append(estimate.last_success_prob)
+            stage.accepted += 1
         stage.progress = stage.fused_progress()
-        stage.success_score = stage.success.vote(
-            estimate.camera, estimate.last_success_prob, estimate.last_progress
-        )
-        stage.used_success_head = estimate.success_prob is not None
-        stage.accepted += 1
+        stage.history.append((now, stage.progress))
+        scored = self._scored_stage()
+        success_prob = sum(probabilities) / len(probabilities) if probabilities else None
 
         if stage.success.succeeded():
             events.extend(self._stage_succeeded(stage, now))
             last = episode.status is TaskStatus.SUCCEEDED
             phi = task_potential(stage.index + 1, 0.0, len(episode.task.stages))
-            reward = self._reward_step(phi, Outcome.SUCCESS if last else None)
-            return MonitorUpdate(tuple(events), reward, self.state, accepted=True)
+            return self._step_update(events, phi, Outcome.SUCCESS if last else None, cameras,
+                                     scored, True, success_prob, newest)
 
         outcome: Optional[Outcome] = None
         for detector in (stage.regression, stage.stall, stage.low):
@@ -309,8 +350,8 @@ class TaskMonitor:
                 outcome = Outcome.FAILURE
                 break
         phi = task_potential(stage.index, stage.progress, len(episode.task.stages))
-        return MonitorUpdate(tuple(events), self._reward_step(phi, outcome), self.state,
-                             accepted=True)
+        return self._step_update(events, phi, outcome, cameras, scored, False, success_prob,
+                                 newest)
 
     def tick(self, stamp: float) -> MonitorUpdate:
         """Advance time to frame stamp ``stamp`` without an estimate.
@@ -319,13 +360,34 @@ class TaskMonitor:
         newest frame stamp.
         """
         episode = self._episode
+        log_events = self._check_log(stamp)
         if not self.running or episode is None:
-            return MonitorUpdate((), None, self.state)
+            return MonitorUpdate(tuple(log_events), None, self.state)
         episode.clock = max(episode.clock, float(stamp))
+        scored = self._scored_stage()
         events = self._check_timeouts(episode.clock)
         if not events:
-            return MonitorUpdate((), None, self.state)
-        return MonitorUpdate(tuple(events), self._reward_step(None, Outcome.TIMEOUT), self.state)
+            return MonitorUpdate(tuple(log_events), None, self.state)
+        update = self._step_update(log_events + events, None, Outcome.TIMEOUT, (), scored, False,
+                                   None)
+        return dataclasses.replace(update, accepted=False)
+
+    def _check_log(self, stamp: float) -> List[MonitorEvent]:
+        """Retry what waits for the disk; one event per period in which the log cannot be written."""
+        if self._log is None:
+            return []
+        self._log.retry()
+        error = self._log.health.error
+        if not error:
+            self._log_error_reported = False
+            return []
+        if self._log_error_reported or not self.running:
+            return []
+        self._log_error_reported = True
+        text = (f"episode log cannot be written: {error}; scoring, decisions and resets go on, "
+                f"records wait in memory and are retried (not a task failure)")
+        return [self._health_event(FailureKind.EPISODE_LOG_ERROR, Severity.ERROR, stamp, text,
+                                   None, "")]
 
     def report_camera_stale(self, camera: str, stamp: float, age_s: float) -> MonitorUpdate:
         """Report that the node saw no frame from ``camera`` for ``age_s`` seconds (by its own clock).
@@ -366,6 +428,22 @@ class TaskMonitor:
         event = self._health_event(FailureKind.MODEL_ERROR, Severity.ERROR, stamp, text,
                                    None, camera)
         return MonitorUpdate((event,), None, self.state)
+
+    def stage_trend(self) -> Tuple[float, bool]:
+        """(least-squares slope of the stage's fused progress per second, stalled) of the running stage.
+
+        The slope is NaN with fewer than two steps at distinct stamps.
+        """
+        episode = self._episode
+        if episode is None:
+            return float("nan"), False
+        stage = episode.stage
+        stamps = [t for t, _ in stage.history]
+        if len(set(stamps)) < 2:
+            return float("nan"), stage.stall.stalled
+        import numpy as np
+        slope = np.polyfit(np.asarray(stamps), np.asarray([p for _, p in stage.history]), 1)[0]
+        return float(slope), stage.stall.stalled
 
     # ---- state -------------------------------------------------------------------------
 
@@ -465,7 +543,7 @@ class TaskMonitor:
         else:
             rule = f"progress >= {stage.progress_threshold:g} (no success head)"
         cameras = stage.success.succeeded_cameras
-        reason = (f"stage {stage.index} succeeded: {rule} in {config.success_k} of the last "
+        reason = (f"stage {stage.index + 1} succeeded: {rule} in {config.success_k} of the last "
                   f"{config.success_n} estimates ({config.camera_rule.value} of cameras: "
                   f"{', '.join(cameras)})")
         episode.reason = reason
@@ -531,6 +609,48 @@ class TaskMonitor:
             stages_completed=completed,
         ))
         return event
+
+    def _scored_stage(self) -> Tuple[int, str, float]:
+        """(index, instruction, fused progress) of the stage a step scores, before it may advance."""
+        episode = self._episode
+        assert episode is not None
+        stage = episode.stage
+        return stage.index, episode.task.stages[stage.index].instruction, stage.progress
+
+    def _step_update(self, events, phi: Optional[float], outcome: Optional[Outcome],
+                     cameras: Tuple[str, ...], scored: Tuple[int, str, float],
+                     stage_succeeded: bool, success_prob: Optional[float],
+                     stamp: Optional[float] = None) -> MonitorUpdate:
+        """Take the reward step of a decision; return the update that carries it.
+
+        ``stamp``: the newest frame stamp the step covers (None: a timer's step, at the clock).
+        """
+        episode = self._episode
+        assert episode is not None
+        reward = self._reward_step(phi, outcome)
+        step = self._step(reward, episode.clock if stamp is None else stamp, cameras, scored,
+                          stage_succeeded, success_prob)
+        return MonitorUpdate(tuple(events), reward, self.state, accepted=True, step=step,
+                             accepted_cameras=cameras)
+
+    def _step(self, reward: float, stamp: float, cameras: Tuple[str, ...],
+              scored: Tuple[int, str, float], stage_succeeded: bool,
+              success_prob: Optional[float]) -> RewardStep:
+        episode = self._episode
+        assert episode is not None
+        index, instruction, progress = scored
+        status = episode.status
+        step = RewardStep(
+            stamp=stamp, episode_id=episode.id, step_index=episode.steps, stage_index=index,
+            num_stages=len(episode.task.stages), instruction=instruction, progress=progress,
+            task_progress=episode.last_phi, reward=reward,
+            episode_return=self._reward.episode_return, success_prob=success_prob,
+            stage_succeeded=stage_succeeded,
+            terminated=status in (TaskStatus.SUCCEEDED, TaskStatus.FAILED),
+            truncated=status in (TaskStatus.TIMED_OUT, TaskStatus.IDLE), status=status,
+            cameras=cameras, reason=episode.reason if not self.running else "")
+        episode.steps += 1
+        return step
 
     def _reward_step(self, phi: Optional[float], outcome: Optional[Outcome]) -> float:
         episode = self._episode
@@ -600,9 +720,9 @@ class TaskMonitor:
 
     def _close_log(self) -> None:
         if self._log is not None:
-            self._log.close()
-            self._log = None
+            self._log.finish()
 
     def close(self) -> None:
         """Close the episode log (the node calls this on shutdown, after abort_episode)."""
-        self._close_log()
+        if self._log is not None:
+            self._log.close()

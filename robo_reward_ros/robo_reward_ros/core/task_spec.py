@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import List, Optional, Sequence
+from typing import AbstractSet, List, Optional, Sequence
 
 
 @dataclasses.dataclass(frozen=True)
@@ -52,16 +52,40 @@ def build_task(
         text = _check_instruction(index, raw)
         timeout = _optional_positive(
             stage_timeouts_sec[index] if stage_timeouts_sec else 0.0,
-            f"stage {index} timeout_sec")
+            f"stage {index + 1} timeout_sec")
         threshold = _optional_positive(
             success_thresholds[index] if success_thresholds else 0.0,
-            f"stage {index} success_threshold")
+            f"stage {index + 1} success_threshold")
         if threshold is not None and threshold > 1.0:
             raise InvalidTaskError(
-                f"stage {index} success_threshold must be in (0, 1], got {threshold}")
+                f"stage {index + 1} success_threshold must be in (0, 1], got {threshold}")
         stages.append(Stage(text, timeout, threshold))
     return TaskSpec(tuple(stages), _optional_positive(episode_timeout_sec or 0.0,
                                                       "episode_timeout_sec"))
+
+
+def check_task_for_model(task: TaskSpec, max_stages: int, reserved_texts: AbstractSet[str]) -> None:
+    """Refuse (InvalidTaskError, with the reason) a task the node must not run on this model.
+
+    More stages than ``max_stages``, or an instruction holding a special token of the model's
+    tokenizer: it would rewrite the prompt (a chat turn, an image placeholder, a scoring token).
+    """
+    if task.stage_count > max_stages:
+        raise InvalidTaskError(f"the task has {task.stage_count} stages; at most {max_stages} are "
+                               f"accepted (parameter task.max_stages)")
+    for index, stage in enumerate(task.stages):
+        found = sorted(text for text in reserved_texts if text in stage.instruction)
+        if found:
+            raise InvalidTaskError(
+                f"stage {index + 1} instruction contains {', '.join(repr(t) for t in found[:3])}: special "
+                f"token(s) of the model's tokenizer, which would change the model's prompt")
+
+
+def describe_task(task: TaskSpec, max_chars: int = 200) -> str:
+    """One short log line for a task, however many or long its stages."""
+    text = f"{task.stage_count} stage(s): " + " | ".join(s.instruction for s in task.stages)
+    marker = " ... (shortened)"
+    return text if len(text) <= max_chars else text[:max_chars - len(marker)] + marker
 
 
 def _check_instruction(index: int, raw) -> str:
@@ -69,16 +93,16 @@ def _check_instruction(index: int, raw) -> str:
         try:
             raw = raw.decode("utf-8")
         except UnicodeDecodeError as exc:
-            raise InvalidTaskError(f"stage {index} instruction is not valid UTF-8: {exc}") from exc
+            raise InvalidTaskError(f"stage {index + 1} instruction is not valid UTF-8: {exc}") from exc
     if not isinstance(raw, str):
-        raise InvalidTaskError(f"stage {index} instruction must be text, got {type(raw).__name__}")
+        raise InvalidTaskError(f"stage {index + 1} instruction must be text, got {type(raw).__name__}")
     text = raw.strip()
     if not text:
-        raise InvalidTaskError(f"stage {index} has an empty instruction")
+        raise InvalidTaskError(f"stage {index + 1} has an empty instruction")
     if "\ufffd" in text:  # what a ROS string with non-UTF-8 bytes decodes to
-        raise InvalidTaskError(f"stage {index} instruction holds bytes that are not valid UTF-8")
+        raise InvalidTaskError(f"stage {index + 1} instruction holds bytes that are not valid UTF-8")
     if len(text) > MAX_INSTRUCTION_CHARS:
-        raise InvalidTaskError(f"stage {index} instruction has {len(text)} characters; at most "
+        raise InvalidTaskError(f"stage {index + 1} instruction has {len(text)} characters; at most "
                                f"{MAX_INSTRUCTION_CHARS} are accepted")
     return text
 

@@ -143,7 +143,11 @@ def read_episode_bag(path: str, max_frames: Optional[int] = None) -> Episode:
 
 
 def find_bags(paths: Iterable[str]) -> List[str]:
-    """Bag directories named directly, or found one level below a named directory (sorted)."""
+    """Bags named directly, or found one level below a named directory (sorted).
+
+    A bag is a rosbag2 directory (metadata.yaml) or a bare ``.mcap`` file (rosbags reads its
+    summary; recordings copied out of their folder, or written by other MCAP tools, come so).
+    """
     found: List[str] = []
     for path in paths:
         if _is_bag(path):
@@ -152,11 +156,13 @@ def find_bags(paths: Iterable[str]) -> List[str]:
             found += sorted(os.path.join(path, name) for name in os.listdir(path)
                             if _is_bag(os.path.join(path, name)))
         else:
-            raise FileNotFoundError(f"{path}: not a bag directory (metadata.yaml) nor a folder")
+            raise FileNotFoundError(f"{path}: not a bag directory (metadata.yaml), an .mcap file nor a folder")
     if not found:
         raise FileNotFoundError(f"no bags in {list(paths)}")
     return found
 
 
 def _is_bag(path: str) -> bool:
+    if os.path.isfile(path):
+        return path.endswith(".mcap")
     return os.path.isfile(os.path.join(path, "metadata.yaml"))

@@ -25,7 +25,6 @@ def merge_replays(folders: Sequence[str]) -> Dict[str, Any]:
 def preference_results(rows: List[Dict[str, Any]], data: Dict[str, Any], frames: int):
     """(P(A better), A really better) per pair of the same task with different outcomes."""
     import numpy as np
-    from robo_reward_ros.evaluation.episode_bag import read_episode_bag
     from robo_reward_ros.evaluation.scoring import preference_pairs
     from robo_reward_ros.evaluation.metrics import OUTCOME_RANK
     from robo_reward_ros.models.loading.backend_registry import create_reward_model
@@ -38,20 +37,23 @@ def preference_results(rows: List[Dict[str, Any]], data: Dict[str, Any], frames:
     try:
         if not model.capabilities.preference:
             return None
-        bags = {e["name"]: e["bag"] for e in data["episodes"]}
         outcome = {r["name"]: r["outcome"] for r in rows}
         instruction = {e["name"]: e["instructions"][0] for e in data["episodes"]}
         clips = {}
 
+        summaries = {e["name"]: e for e in data["episodes"]}
+
         def clip(name):
             if name not in clips:
-                episode = read_episode_bag(bags[name])
-                picks = np.linspace(0, len(episode.frames) - 1, frames).round().astype(int)
-                clips[name] = [episode.frames[i] for i in sorted(set(picks.tolist()))]
+                every = _episode_frames(summaries[name], info)
+                picks = np.linspace(0, len(every) - 1, frames).round().astype(int)
+                clips[name] = [every[i] for i in sorted(set(picks.tolist()))]
             return clips[name]
 
+        from tqdm import tqdm
         probs, labels = [], []
-        for a, b in pairs:
+        # A pair takes a second or more on a CPU: a bar, not a silent minute.
+        for a, b in tqdm(pairs, desc="preference pairs", unit="pair", mininterval=1.0):
             model.reset()
             probs.append(float(model.prefer(instruction[a], clip(a), clip(b))))
             labels.append(OUTCOME_RANK[outcome[a]] > OUTCOME_RANK[outcome[b]])
@@ -60,12 +62,33 @@ def preference_results(rows: List[Dict[str, Any]], data: Dict[str, Any], frames:
         model.close()
 
 
+def _episode_frames(summary: Dict[str, Any], info: Dict[str, Any]) -> list:
+    """Read an episode's frames again: from the project's own bag, or a robot's recording read as replay read it."""
+    if summary.get("source") != "rosbag2":
+        from robo_reward_ros.evaluation.episode_bag import read_episode_bag
+        return read_episode_bag(summary["bag"]).frames
+    from robo_reward_ros.core.node_settings import SPECS
+    from robo_reward_ros.evaluation.recording import RecordingOptions, episode_frames
+    reading = info.get("reading") or {}
+    options = RecordingOptions(tuple(reading.get("camera_topics") or ()), reading.get("instruction", ""),
+                               reading.get("instruction_topic", ""), reading.get("task_file", ""),
+                               reading.get("split_topic", ""), float(reading.get("split_gap_sec") or 0.0),
+                               reading.get("max_frames"))
+    max_pixels = next(s.default for s in SPECS if s.name == "cameras.max_pixels")
+    return episode_frames(summary["bag"], options, max_pixels, summary["info"]["episode_index"])[1]
+
+
 def run_eval(replays: Sequence[str], out: str, preference: bool = True,
-             preference_frames: int = 8) -> Dict[str, Any]:
+             preference_frames: int = 8, labels: str = "", strict_labels: bool = True) -> Dict[str, Any]:
+    """``labels``: a labels file (evaluation/episode_labels.py) for episodes whose recordings carry no outcome."""
     from robo_reward_ros.evaluation.plots import plot_summary
     from robo_reward_ros.evaluation.report import markdown_report
     from robo_reward_ros.evaluation.scoring import episode_rows, evaluate
     data = merge_replays(replays)
+    unlabelled: List[str] = []
+    if labels:
+        from robo_reward_ros.evaluation.episode_labels import label_replay, load_labels
+        unlabelled = label_replay(data, load_labels(labels), labels, strict_labels)
     rows = episode_rows(data)
     pref = preference_results(rows, data, preference_frames) if preference else None
     result = evaluate(rows, pref)
@@ -74,7 +97,8 @@ def run_eval(replays: Sequence[str], out: str, preference: bool = True,
     plot = plot_summary(rows, os.path.join(out, "summary.png"),
                         "tiny random model" if info.get("tiny_random_model") else "")
     with open(os.path.join(out, "metrics.json"), "w") as handle:
-        json.dump({"metrics": result, "episodes": rows, "replay": info}, handle, indent=1)
+        json.dump({"metrics": result, "episodes": rows, "replay": info, "labels": labels or None},
+                  handle, indent=1)
     with open(os.path.join(out, "report.md"), "w") as handle:
         handle.write(markdown_report(result, rows, info, [os.path.basename(plot)]))
-    return {"metrics": result, "rows": rows, "out": out}
+    return {"metrics": result, "rows": rows, "out": out, "unlabelled": unlabelled}

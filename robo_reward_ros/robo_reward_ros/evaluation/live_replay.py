@@ -72,9 +72,12 @@ class EpisodePlayer:
                    and self._camera.get_subscription_count() > 0, ready_timeout,
                    "the reward node to load its model and activate")
 
-    def _wait(self, condition, timeout: float, what: str) -> None:
+    def _wait(self, condition, timeout: float, what: str, meanwhile=None) -> None:
+        """Spin until ``condition()``; ``meanwhile()`` runs on every turn (keeps a camera streaming)."""
         deadline = time.monotonic() + timeout
         while not condition():
+            if meanwhile is not None:
+                meanwhile()
             if self.process is not None:
                 if self.process.poll() is not None:
                     raise RuntimeError(f"reward_node exited ({self.process.returncode}) while "
@@ -93,11 +96,16 @@ class EpisodePlayer:
             raise RuntimeError(f"{what} refused: {response.message}")
         return response
 
-    def play(self, episode: Episode) -> float:
+    def play(self, episode: Episode, hold_last_frame: bool = False) -> float:
         """Play an episode to the node; return the offset from episode time to the stamps sent.
 
         Set the task, start an episode named after it, publish its frames in real time
         (stamped now + their offset), wait until the node scored the last one (or ended the episode).
+        With ``hold_last_frame`` the camera goes on streaming the last image at the recording's
+        frame rate while it waits, as a real camera shows the robot standing still: a camera that
+        falls silent while an episode runs is a stale camera to the node, and scoring the last
+        frame can take longer than the node's stale limit. The next episode's ``set_task`` ends
+        the episode, so the recording's end is never a camera fault.
         """
         from robo_reward_msgs.srv import SetTask, StartEpisode
         from robo_reward_ros.core.task_spec import build_task
@@ -117,6 +125,7 @@ class EpisodePlayer:
                 self._executor.spin_once(timeout_sec=max(0.0, min(0.01, due - time.monotonic())))
             self._camera.publish(_image(frame.rgb, base + frame.stamp - origin))
         last = base + episode.frames[-1].stamp - origin
+        hold = self._holder(episode, started, origin, base) if hold_last_frame else None
 
         def finished() -> bool:
             ended = any(s.episode_id == episode.name and s.status >= 3 for s in self.states)
@@ -126,13 +135,28 @@ class EpisodePlayer:
 
         try:
             self._wait(finished, 10.0 / self.rate_hz + 30.0,
-                       f"the estimate of {episode.name}'s last frame")
+                       f"the estimate of {episode.name}'s last frame", hold)
         except TimeoutError:
             pass  # the node may have stopped scoring (a model error): report what came
         deadline = time.monotonic() + 0.3  # late events (failures) of the same step
         while time.monotonic() < deadline:
+            if hold is not None:
+                hold()
             self._executor.spin_once(timeout_sec=0.02)
         return base - origin
+
+    def _holder(self, episode: Episode, started: float, origin: float, base: float):
+        """Return a function that publishes the last image again whenever a frame period has passed."""
+        stamps = episode.stamps
+        period = (stamps[-1] - stamps[0]) / (len(stamps) - 1) if len(stamps) > 1 else 0.1
+        rgb = episode.frames[-1].rgb
+        due = [stamps[-1] - origin + period]  # seconds after the episode's first frame
+
+        def hold() -> None:
+            while time.monotonic() >= started + due[0]:
+                self._camera.publish(_image(rgb, base + due[0]))
+                due[0] += period
+        return hold
 
     def close(self) -> None:
         import rclpy
@@ -160,7 +184,7 @@ def trace_from_messages(episode: Episode, estimates, failures, states, offset: f
             frame_stamps=[_seconds(s) - offset for s in msg.frame_stamps],
             frame_progress=[float(v) for v in msg.frame_progress],
             frame_success=[float(v) for v in msg.frame_success_probability],
-            latency_s=float(msg.inference_latency_sec))))
+            latency_s=float(msg.inference_latency_sec), camera=msg.camera)))
         if msg.success:
             trace.events.append(EventRecord(episode.name, trace.estimates[-1].stamp,
                                             msg.stage_index, "stage_succeeded"))
@@ -263,13 +287,15 @@ def main(argv=None) -> int:
     parser.add_argument("--camera-topic", default="camera/image_raw")
     parser.add_argument("--node-name", default="reward_node")
     parser.add_argument("--rate-hz", type=float, default=2.0, help="the node's inference.rate_hz")
+    parser.add_argument("--quiet", action="store_true", help="print nothing per episode")
     args = parser.parse_args(sys.argv[1:] if argv is None else argv)
     player = EpisodePlayer(args.camera_topic, args.node_name, args.rate_hz)
     try:
         for bag in find_bags(args.bags):
             episode = read_episode_bag(bag)
-            print(f"camera: playing {episode.name} ({len(episode.frames)} frames)", flush=True)
-            player.play(episode)
+            if not args.quiet:
+                print(f"camera: playing {episode.name} ({len(episode.frames)} frames)", flush=True)
+            player.play(episode, hold_last_frame=True)
     except KeyboardInterrupt:
         pass
     finally:

@@ -21,6 +21,7 @@ rendered truth when generated; a scenario whose truth disagrees raises instead o
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 import warnings
 from typing import Callable, List, Optional, Sequence
@@ -79,27 +80,39 @@ def _offscreen_gl() -> None:
 _offscreen_gl()
 
 
-def _policy(env_name: str):
+# Experts whose class name does not follow the task's name.
+POLICY_NAMES = {"peg-insert-side-v3": "SawyerPegInsertionSideV3Policy"}
+
+
+def expert_policy(env_name: str):
     """Meta-World's scripted expert of a v3 task: ``pick-place-v3`` -> ``SawyerPickPlaceV3Policy``."""
     import metaworld.policies as policies
     if not env_name.endswith("-v3"):
         raise KeyError(f"{env_name}: only Meta-World v3 tasks have scripted experts here")
-    name = "Sawyer" + "".join(part.capitalize() for part in env_name[:-3].split("-")) + "V3Policy"
+    name = POLICY_NAMES.get(env_name) or (
+        "Sawyer" + "".join(part.capitalize() for part in env_name[:-3].split("-")) + "V3Policy")
     if not hasattr(policies, name):
         raise KeyError(f"{env_name}: Meta-World has no scripted expert {name}")
     return getattr(policies, name)()
 
 
-def _make_env(env_name: str, seed: int):
+@functools.lru_cache(maxsize=8)
+def _benchmark(env_name: str, seed: int):
+    # Building MT1 samples its 50 task variants (~10 s on a busy CPU); a scenario set makes the
+    # same (task, seed) environment several times, and the benchmark is a pure function of both.
     import metaworld
-    benchmark = metaworld.MT1(env_name, seed=seed)
+    return metaworld.MT1(env_name, seed=seed)
+
+
+def make_env(env_name: str, seed: int):
+    benchmark = _benchmark(env_name, seed)
     env = benchmark.train_classes[env_name]()
     env.set_task(benchmark.train_tasks[0])
     obs, _ = env.reset(seed=seed)
     return env, obs
 
 
-class _Camera:
+class CornerCamera:
     def __init__(self, env, size: int) -> None:
         import mujoco
         self._renderer = mujoco.Renderer(env.model, size, size)
@@ -118,8 +131,8 @@ class _Camera:
 
 
 def _expert_success_step(scenario: Scenario, steps: int) -> Optional[int]:
-    env, obs = _make_env(scenario.env, scenario.seed)
-    policy = _policy(scenario.env)
+    env, obs = make_env(scenario.env, scenario.seed)
+    policy = expert_policy(scenario.env)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -133,8 +146,12 @@ def _expert_success_step(scenario: Scenario, steps: int) -> Optional[int]:
 
 
 def generate_episode(scenario: Scenario, steps: int = 100, size: int = 224,
-                     seed_offset: int = 0) -> Episode:
-    """Run and render one scenario; ``steps`` control steps (frames) at most."""
+                     seed_offset: int = 0, frame_every: int = 1) -> Episode:
+    """Run and render one scenario; ``steps`` control steps at most.
+
+    ``frame_every`` N: a frame every N-th control step (and the last): a 10/N Hz camera. Rendering
+    is most of the cost, so N = 2 halves it for training sets whose clips sample frames anyway.
+    """
     if seed_offset:
         scenario = dataclasses.replace(scenario, seed=scenario.seed + seed_offset,
                                        name=f"{scenario.name}_s{scenario.seed + seed_offset}")
@@ -144,10 +161,10 @@ def generate_episode(scenario: Scenario, steps: int = 100, size: int = 224,
         if first is None:
             raise RuntimeError(f"{scenario.name}: the expert did not succeed in {steps} steps")
         length = max(2, int(first * scenario.fraction))
-    env, obs = _make_env(scenario.env, scenario.seed)
-    policy = _policy(scenario.env)
-    close_policy = _policy("drawer-close-v3") if scenario.mode == "two_stage" else None
-    camera = _Camera(env, size)
+    env, obs = make_env(scenario.env, scenario.seed)
+    policy = expert_policy(scenario.env)
+    close_policy = expert_policy("drawer-close-v3") if scenario.mode == "two_stage" else None
+    camera = CornerCamera(env, size)
     rng = np.random.default_rng(scenario.seed)
     frames: List[Frame] = []
     truth: List[FrameTruth] = []
@@ -170,14 +187,29 @@ def generate_episode(scenario: Scenario, steps: int = 100, size: int = 224,
                     row = FrameTruth(0, bool(info["success"]), _clip(reward / 10.0))
                 else:
                     row = _closing_truth(env, obs)
-                frames.append(Frame(stamp=round(step * STEP_SEC, 6), rgb=camera.render()))
-                truth.append(row)
+                if step % frame_every == 0 or step == length - 1:
+                    frames.append(Frame(stamp=round(step * STEP_SEC, 6), rgb=camera.render()))
+                    truth.append(row)
                 if scenario.mode == "two_stage" and stage == 0 and row.success:
                     stage = 1
     finally:
         camera.close()
         env.close()
     return _label(scenario, frames, truth, size)
+
+
+def truncate_episode(expert: Episode, scenario: Scenario, first_success_step: int) -> Episode:
+    """Cut the ``truncated`` scenario from its rendered expert episode: the same frames, unrendered.
+
+    The expert is deterministic at a seed, so its first ``int(first * fraction)`` steps are exactly
+    what rendering the truncated scenario would give.
+    """
+    length = max(2, int(first_success_step * scenario.fraction))
+    keep = [i for i, frame in enumerate(expert.frames) if frame.stamp < length * STEP_SEC - 1e-9]
+    if len(keep) < 2:
+        keep = [0, 1]
+    return _label(scenario, [expert.frames[i] for i in keep], [expert.truth[i] for i in keep],
+                  int(expert.info.get("size", 0)))
 
 
 def _closing_truth(env, obs) -> FrameTruth:

@@ -5,6 +5,16 @@ from typing import Any, Dict, List, Optional, Sequence
 
 EVENT_COLORS = {"stage_succeeded": "tab:green", "failure": "tab:red",
                 "episode_ended": "tab:gray"}
+# Each failure kind its own colour and line, so a stall and low progress read apart in one plot.
+FAILURE_STYLES = {"regression": ("tab:red", "-"), "stall": ("tab:purple", "--"),
+                  "low_progress": ("tab:brown", "-."), "timeout": ("tab:gray", ":")}
+
+
+def event_style(event: Dict[str, Any]):
+    """Return the (colour, line style) of an event's marker."""
+    if event["type"] == "failure":
+        return FAILURE_STYLES.get(str(event.get("kind", "")).lower(), ("tab:red", (0, (1, 1))))
+    return EVENT_COLORS[event["type"]], "-"
 
 
 def _pyplot():
@@ -52,7 +62,8 @@ def plot_episode(summary: Dict[str, Any], estimates: Sequence[Dict[str, Any]],
                                                 and not event.get("task_failure")):
             continue
         name = event["type"] if event["type"] != "failure" else f"failure: {event['kind']}"
-        ax.axvline(event["stamp"], color=EVENT_COLORS[event["type"]], lw=1.5,
+        color, style = event_style(event)
+        ax.axvline(event["stamp"], color=color, ls=style, lw=1.5,
                    label=name if name not in seen else None)
         seen.add(name)
     outcome = summary.get("outcome") or "unknown"

@@ -74,43 +74,143 @@ class OfflineReplay:
 
     def replay(self, episode: Episode, bag: str = "",
                on_frame: Optional[Callable[[], None]] = None) -> EpisodeTrace:
-        settings = self.settings
+        """Replay an episode held in memory (the project's own bags, with their truth)."""
+        camera = self.camera
+        frames = ((frame.stamp, lambda intake, f=frame: intake.receive_rgb(camera, f.stamp, f.rgb))
+                  for frame in episode.frames)
+        trace = EpisodeTrace(episode, bag=bag)
+        self._run(trace, build_task(list(episode.instructions)), self.settings, frames, on_frame)
+        return trace
+
+    def replay_recording(self, recorded, on_frame: Optional[Callable[[], None]] = None,
+                         sink=None) -> EpisodeTrace:
+        """Replay a streamed episode of any recording; its camera messages are decoded by the intake.
+
+        ``sink`` (an episode MCAP writer) receives each camera message, estimate and event.
+        """
+        from robo_reward_ros.core.node_settings import camera_name, read_settings
+        from robo_reward_ros.evaluation.recording import typestore
+        settings = read_settings({**self.values, "cameras.topics": list(recorded.camera_topics)})
+        names = {topic: camera_name(topic) for topic in recorded.camera_topics}
+        store = typestore()
+        episode = Episode(name=recorded.name, instructions=recorded.instructions, frames=[],
+                          source="rosbag2", info=dict(recorded.info))
+        trace = EpisodeTrace(episode, bag=recorded.bag, stamps=[])
+        if sink is not None:
+            sink.attach(trace)
+        origin: List[int] = []
+        primary = recorded.camera_topics[0]
+
+        def frames():
+            for message in recorded.messages:
+                msg = message.decode(store)
+                stamp_ns = msg.header.stamp.sec * 10**9 + msg.header.stamp.nanosec
+                if not origin:
+                    origin.append(stamp_ns)
+                    trace.origin_ns = stamp_ns
+                stamp = (stamp_ns - origin[0]) / 1e9
+                receive = _feeder(names[message.camera_topic], stamp, msg,
+                                  recorded.compressed[message.camera_topic])
+                yield stamp, lambda intake, m=message, ns=stamp_ns, s=stamp, r=receive: consume(intake, m, ns, s, r)
+
+        def consume(intake, message, stamp_ns, stamp, receive):
+            """Record a frame the loop takes (not the one it looked ahead at), then hand it over."""
+            if sink is not None:
+                sink.camera(message, stamp_ns)
+            if message.camera_topic == primary:
+                trace.stamps.append(stamp)
+            return receive(intake)
+
+        intake = self._run(trace, recorded.task, settings, frames(), on_frame,
+                           topics={names[t]: t for t in recorded.camera_topics})
+        trace.cameras = _camera_stats(intake)
+        return trace
+
+    def replay_frames(self, name: str, task, cameras: List[str], frames, source: str,
+                      info: Optional[Dict[str, Any]] = None,
+                      on_frame: Optional[Callable[[], None]] = None) -> EpisodeTrace:
+        """Replay decoded frames streamed in time order: ``frames`` yields (stamp, camera, RGB).
+
+        For datasets whose videos are decoded one frame at a time (LeRobot); ``cameras`` name the
+        streams as estimates will.
+        """
+        from robo_reward_ros.core.node_settings import read_settings
+        settings = read_settings({**self.values, "cameras.topics": list(cameras)})
+        episode = Episode(name=name, instructions=tuple(s.instruction for s in task.stages), frames=[],
+                          source=source, info=dict(info or {}))
+        trace = EpisodeTrace(episode, stamps=[])
+
+        def receive(intake, camera, stamp, rgb):
+            if camera == cameras[0]:  # frames the loop takes, not the one it looked ahead at
+                trace.stamps.append(stamp)
+            return intake.receive_rgb(camera, stamp, rgb)
+
+        def fed():
+            for stamp, camera, rgb in frames:
+                yield stamp, (lambda intake, c=camera, s=stamp, f=rgb: receive(intake, c, s, f))
+
+        intake = self._run(trace, task, settings, fed(), on_frame, topics={c: c for c in cameras})
+        trace.cameras = _camera_stats(intake)
+        return trace
+
+    def _run(self, trace: EpisodeTrace, task, settings, frames, on_frame,
+             topics: Optional[Dict[str, str]] = None) -> FrameIntake:
+        """Run the node's loop in frame-stamp time: intake every frame, step at ``inference.rate_hz``."""
         pipeline = RewardPipeline(self.model, TaskMonitor(settings.monitor),
                                   settings.monitor.cameras, settings.window,
                                   settings.error_policy())
         clock = ManualClock()  # follows the recording's stamps
         intake = FrameIntake(pipeline, settings.max_pixels, settings.max_stamp_jump_sec,
-                             settings.new_timeline_frames, clock=clock)
-        trace = EpisodeTrace(episode, bag=bag)
-        updates = pipeline.set_task(build_task(list(episode.instructions)), None, True,
-                                    episode_id=episode.name)
-        _events(trace, updates)
+                             settings.new_timeline_frames, topics=topics, clock=clock)
+        name = trace.episode.name
+        _events(trace, pipeline.set_task(task, None, True, episode_id=name))
         period = 1.0 / settings.rate_hz
-        origin = episode.frames[0].stamp
-        next_step = origin + period
-        last = len(episode.frames) - 1
-        for index, frame in enumerate(episode.frames):
-            clock.now = frame.stamp
+        next_step: Optional[float] = None
+        last_stamp: Optional[float] = None
+        frames = iter(frames)
+        pending = next(frames, None)
+        while pending is not None:
+            stamp, feed = pending
+            pending = next(frames, None)  # look ahead: the last frame is always scored
+            if next_step is None:
+                next_step = stamp + period
+            last_stamp = stamp
+            clock.now = stamp
             _events(trace, intake.tick())  # a gap in the recording is a silent camera
-            _events(trace, intake.receive_rgb(self.camera, frame.stamp, frame.rgb).updates)
-            if frame.stamp >= next_step - 1e-9 or index == last:
-                while next_step <= frame.stamp + 1e-9:
+            _events(trace, feed(intake).updates)
+            # Step once every camera's frame of this stamp is in (several cameras, same stamp).
+            if pending is None or (stamp >= next_step - 1e-9 and pending[0] > stamp + 1e-9):
+                while next_step <= stamp + 1e-9:
                     next_step += period
                 report = pipeline.step()
                 for result in report.results:
                     if result.update.accepted:
-                        trace.estimates.append(trace.add_truth(_estimate(episode.name, result)))
+                        trace.estimates.append(trace.add_truth(_estimate(name, result)))
                     _events(trace, [result.update])
                 _events(trace, report.updates)
             if on_frame is not None:
                 on_frame()
             if not pipeline.episode_active:
                 break
-        if pipeline.monitor.running:
-            _events(trace, [pipeline.abort_episode(episode.frames[-1].stamp,
-                                                   "the recording ended")])
+        if pipeline.monitor.running and last_stamp is not None:
+            _events(trace, [pipeline.abort_episode(last_stamp, "the recording ended")])
         pipeline.close()
-        return trace
+        return intake
+
+
+def _camera_stats(intake: FrameIntake) -> Dict[str, Dict[str, Any]]:
+    return {name: {"topic": s.topic, "received": s.received, "accepted": s.accepted,
+                   "rejected": s.rejected, "last_error": s.last_error}
+            for name, s in intake.stats.items()}
+
+
+def _feeder(camera: str, stamp: float, msg, compressed: bool):
+    """How the intake takes this message: as the node's camera callback hands it over."""
+    frame_id = msg.header.frame_id
+    if compressed:
+        return lambda intake: intake.receive_compressed(camera, stamp, msg.format, msg.data, frame_id)
+    return lambda intake: intake.receive_raw(camera, stamp, msg.encoding, msg.height, msg.width,
+                                             msg.step, msg.data, frame_id)
 
 
 def _estimate(episode: str, result: CameraResult) -> EstimateRecord:
@@ -122,7 +222,8 @@ def _estimate(episode: str, result: CameraResult) -> EstimateRecord:
         progress=estimate.last_progress, success_prob=estimate.last_success_prob,
         reward=float(update.reward or 0.0), stage_succeeded=succeeded is not None,
         frame_stamps=list(estimate.frame_stamps), frame_progress=list(estimate.progress),
-        frame_success=list(estimate.success_prob or ()), latency_s=estimate.latency_s)
+        frame_success=list(estimate.success_prob or ()), latency_s=estimate.latency_s,
+        camera=result.camera)
 
 
 def _events(trace: EpisodeTrace, updates: Iterable[MonitorUpdate]) -> None:

@@ -25,40 +25,101 @@ def write_plots(out_dir: str, note: str = "", live_dir: Optional[str] = None) ->
 def run_replay(bags: Sequence[str], out: str, model: str = "", backend: str = "robometer",
                precision: str = "fp32", device: str = "cpu", params: Sequence[str] = (),
                max_frames: Optional[int] = None, plots: bool = True, live: bool = False,
-               progress_bar: bool = True, log=print) -> dict:
+               progress_bar: bool = True, log=print, reading=None, force: bool = False,
+               mcap: bool = False, ray=None) -> dict:
+    """Replay bags; ``reading`` (RecordingOptions): how to read robots' recordings; ``mcap``: MCAP per episode.
+
+    ``ray`` (evaluation.ray_replay.RayOptions, or None): spread the bags over Ray workers instead.
+    """
+    import dataclasses
+    from robo_reward_ros.evaluation.bag_replay import replay_bags
     from robo_reward_ros.evaluation.demo_assets import demo_checkpoint
     from robo_reward_ros.evaluation.episode_bag import find_bags
+    from robo_reward_ros.evaluation.recording import RecordingOptions
     from robo_reward_ros.evaluation.replay import (OfflineReplay, node_parameter_values,
-                                                   parse_param, replay_all)
+                                                   parse_param)
+    from robo_reward_ros.evaluation.scored_episodes import run_key
     from robo_reward_ros.evaluation.trace import write_traces
+    reading = reading or RecordingOptions()
+    if max_frames is not None:
+        reading = dataclasses.replace(reading, max_frames=max_frames)
+    if live and reading != RecordingOptions(max_frames=reading.max_frames):
+        raise ValueError("--live replays the project's own episode bags; it takes no reading options")
     paths = find_bags(bags)
     tiny = not model
     model = model or demo_checkpoint(log)
     values = node_parameter_values(model, backend, precision, device,
                                    dict(parse_param(p) for p in params))
-    replayer = OfflineReplay(values)
     info = {"model": model, "backend": backend, "precision": precision, "tiny_random_model": tiny,
             "parameters": {p.partition("=")[0]: p.partition("=")[2] for p in params},
-            "bags": paths, "mode": "offline"}
-    try:
-        traces = replay_all(replayer, paths, progress_bar, max_frames)
-        write_traces(traces, out, info)
-        summary = {"out": out, "episodes": len(traces),
-                   "estimates": sum(len(t.estimates) for t in traces)}
+            "bags": paths, "mode": "offline", "reading": reading.describe()}
+    key = run_key(values, reading.describe())
+    if ray is not None:
         if live:
-            from robo_reward_ros.evaluation.agreement import compare
-            from robo_reward_ros.evaluation.live_replay import live_replay_all
-            live_dir = os.path.join(out, "live")
-            live_traces = live_replay_all(values, paths, os.path.join(live_dir, "reward_node.log"),
-                                          max_frames, log)
-            write_traces(live_traces, live_dir, {**info, "mode": "live"})
-            agreement = compare(traces, live_traces, replayer.model)
-            with open(os.path.join(out, "agreement.json"), "w") as handle:
-                json.dump(agreement, handle, indent=1)
-            summary["agreement"] = agreement
-    finally:
-        replayer.close()
+            raise ValueError("--live runs the installed node on this machine; it does not combine with --ray")
+        from robo_reward_ros.core.node_settings import read_settings
+        from robo_reward_ros.evaluation.ray_replay import replay_bags_on_ray
+        done, written = replay_bags_on_ray(values, paths, out, reading, key, force, mcap, ray,
+                                           progress_bar, log)
+        summary = _write_results(done, out, info, mcap, written, reading, read_settings(values).monitor.cameras[0])
+    else:
+        replayer = OfflineReplay(values)
+        writer = None
+        if mcap:
+            from robo_reward_ros.evaluation.episode_mcap import EpisodeMcapWriter
+            writer = EpisodeMcapWriter(os.path.join(out, "mcap"), values)
+        try:
+            # --live compares against the episodes' frames: no stored results
+            done = replay_bags(replayer, paths, out, reading, key, force or live, progress_bar, writer, log)
+            summary = _write_results(done, out, info, mcap, writer.written if writer else [], reading,
+                                     replayer.camera)
+            if live:
+                from robo_reward_ros.evaluation.agreement import compare
+                from robo_reward_ros.evaluation.live_replay import live_replay_all
+                live_dir = os.path.join(out, "live")
+                live_traces = live_replay_all(values, paths, os.path.join(live_dir, "reward_node.log"),
+                                              max_frames, log)
+                write_traces(live_traces, live_dir, {**info, "mode": "live"})
+                agreement = compare(done.traces, live_traces, replayer.model)
+                with open(os.path.join(out, "agreement.json"), "w") as handle:
+                    json.dump(agreement, handle, indent=1)
+                summary["agreement"] = agreement
+        finally:
+            replayer.close()
     if plots:
         note = " - tiny random model" if tiny else ""
         summary["plots"] = write_plots(out, note, os.path.join(out, "live") if live else None)
     return summary
+
+
+def _write_results(done, out: str, info: dict, mcap: bool, written: list, reading, camera: str) -> dict:
+    """Write the run's logs (traces in bag order) and, with MCAPs, their Foxglove layout; return the summary."""
+    from robo_reward_ros.evaluation.trace import write_traces
+    if not done.traces:
+        raise ValueError("no episode could be replayed: " + "; ".join(done.errors))
+    write_traces(done.traces, out, {**info, "errors": done.errors})
+    summary = {"out": out, "episodes": len(done.traces), "scored": done.scored, "reused": done.reused,
+               "errors": done.errors, "estimates": sum(len(t.estimates) for t in done.traces)}
+    if mcap:
+        summary["mcap"] = written
+        summary["layout"] = _write_run_layout(os.path.join(out, "mcap"), reading, done.traces, camera)
+    return summary
+
+
+def _write_run_layout(folder: str, reading, traces, own_camera: str) -> str:
+    """Write OUT/mcap/foxglove_layout.json for the cameras this run's episodes had.
+
+    The project's own bags have one camera, /camera/image_raw, named ``own_camera`` in estimates.
+    """
+    from robo_reward_ros.evaluation.foxglove_layout import make_layout, write_layout
+    cameras = {}
+    for trace in traces:
+        for name, stats in trace.summary().get("cameras", {}).items():
+            cameras.setdefault(stats["topic"], name)
+    if not cameras and not reading.camera_topics:
+        cameras = {"/camera/image_raw": own_camera}
+    topics = list(reading.camera_topics) or list(cameras)
+    names = [cameras.get(t) for t in topics]
+    os.makedirs(folder, exist_ok=True)
+    return write_layout(os.path.join(folder, "foxglove_layout.json"),
+                        make_layout(topics, names if all(names) else None))

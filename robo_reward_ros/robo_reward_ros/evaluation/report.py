@@ -80,6 +80,47 @@ def episodes_table(rows: Sequence[Dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
+DECISION_COLUMNS = ("episode", "truth", "node's decision", "detection delay", "final progress")
+
+
+def truth_text(row: Dict[str, Any]) -> str:
+    """Return the episode's true outcome, with the kind of failure when known."""
+    truth = row.get("outcome") or "unknown"
+    return f"{truth} ({row['failure_kind']})" if row.get("failure_kind") else truth
+
+
+def decision_text(row: Dict[str, Any]) -> str:
+    """Return what the node declared: success and/or its first task failure, with their episode times."""
+    parts = []
+    if row.get("detected_success_stamp") is not None:
+        parts.append(f"success at {row['detected_success_stamp']:.1f} s")
+    if row.get("first_failure_kind"):
+        parts.append(f"{row['first_failure_kind']} at {row['first_failure_stamp']:.1f} s")
+    return ", ".join(parts) or "none"
+
+
+def delay_text(row: Dict[str, Any]) -> str:
+    """Return the delay eval counts for this episode: of the success for a success, of the failure for a failure."""
+    from robo_reward_ros.evaluation.scoring import failure_delay, success_delay
+    delay = {"success": success_delay, "failure": failure_delay}.get(row.get("outcome") or "")
+    value = delay(row) if delay else None
+    if value is None:
+        return "n/a"
+    return f"{value:+.2f} s" + (" (early)" if value < 0 else "")
+
+
+def decisions_table(rows: Sequence[Dict[str, Any]]) -> str:
+    """Plain-text table, one row per episode of ``scoring.episode_rows``: truth, decision, delay, final progress."""
+    table = [DECISION_COLUMNS] + [
+        (r["name"], truth_text(r), decision_text(r), delay_text(r), _f(r.get("final_progress")))
+        for r in rows]
+    widths = [max(len(line[i]) for line in table) for i in range(len(DECISION_COLUMNS))]
+    lines = ["  ".join(cell.ljust(width) for cell, width in zip(line, widths)).rstrip()
+             for line in table]
+    lines.insert(1, "  ".join("-" * width for width in widths))
+    return "\n".join(lines)
+
+
 def markdown_report(result: Dict[str, Any], rows: List[Dict[str, Any]], info: Dict[str, Any],
                     plots: Sequence[str] = ()) -> str:
     model = info.get("model", "?")

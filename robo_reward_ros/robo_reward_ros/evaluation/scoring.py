@@ -49,6 +49,20 @@ def episode_rows(data: Dict[str, Any]) -> List[Dict[str, Any]]:
     return rows
 
 
+def success_delay(row: Dict[str, Any]) -> Optional[float]:
+    """Seconds from the truth's success to the node's declaration (negative: early), None when either is missing."""
+    if row.get("detected_success_stamp") is None or row.get("gt_success_stamp") is None:
+        return None
+    return row["detected_success_stamp"] - row["gt_success_stamp"]
+
+
+def failure_delay(row: Dict[str, Any]) -> Optional[float]:
+    """Seconds from the truth's failure onset to the node's first task-failure event, None when either is missing."""
+    if row.get("first_failure_stamp") is None or row.get("gt_failure_stamp") is None:
+        return None
+    return row["first_failure_stamp"] - row["gt_failure_stamp"]
+
+
 def evaluate(rows: Sequence[Dict[str, Any]],
              preference: Optional[Tuple[List[float], List[bool]]] = None) -> Dict[str, Any]:
     judged = [r for r in rows if r.get("outcome") and r["trajectory_reward"] is not None]
@@ -84,15 +98,13 @@ def evaluate(rows: Sequence[Dict[str, Any]],
         [r["detected_success_stamp"] is not None for r in judged],
         [r["outcome"] == "success" for r in judged])
     result["success_detection_delay_s"] = metrics.delay_summary(
-        [r["detected_success_stamp"] - r["gt_success_stamp"] for r in judged
-         if r["detected_success_stamp"] is not None and r["gt_success_stamp"] is not None])
+        [d for d in map(success_delay, judged) if d is not None])
     decided = [r for r in judged if r["outcome"] in ("success", "failure")]
     result["failure_detection"] = metrics.detection_scores(
         [r["first_failure_stamp"] is not None for r in decided],
         [r["outcome"] == "failure" for r in decided])
     result["failure_detection_delay_s"] = metrics.delay_summary(
-        [r["first_failure_stamp"] - r["gt_failure_stamp"] for r in decided
-         if r["first_failure_stamp"] is not None and r["gt_failure_stamp"] is not None])
+        [d for d in map(failure_delay, decided) if d is not None])
     return result
 
 

@@ -19,7 +19,7 @@ from robo_reward_ros.evaluation.episode import Episode, truth_at
 
 ESTIMATE_CSV_FIELDS = ("episode", "stamp", "stage", "progress", "success_prob", "reward",
                        "stage_succeeded", "frames", "latency_s", "gt_stage", "gt_success",
-                       "gt_progress")
+                       "gt_progress", "camera")
 EVENT_CSV_FIELDS = ("episode", "stamp", "stage", "type", "kind", "terminal", "task_failure",
                     "status", "text")
 
@@ -40,6 +40,7 @@ class EstimateRecord:
     gt_stage: Optional[int] = None  # truth at the newest frame
     gt_success: Optional[bool] = None
     gt_progress: Optional[float] = None
+    camera: str = ""  # which camera's window (one estimate per camera and step)
 
     @property
     def frames(self) -> int:
@@ -65,6 +66,11 @@ class EpisodeTrace:
     estimates: List[EstimateRecord] = dataclasses.field(default_factory=list)
     events: List[EventRecord] = dataclasses.field(default_factory=list)
     bag: str = ""
+    # A streamed recording keeps no frames: its first camera's frame stamps, the recording's
+    # time of stamp 0 (ns), and per camera what the intake received, accepted and refused.
+    stamps: Optional[List[float]] = None
+    origin_ns: int = 0
+    cameras: Dict[str, Dict[str, Any]] = dataclasses.field(default_factory=dict)
 
     def add_truth(self, record: EstimateRecord) -> EstimateRecord:
         row = truth_at(self.episode, record.stamp)
@@ -90,9 +96,11 @@ class EpisodeTrace:
     def summary(self) -> Dict[str, Any]:
         episode = self.episode
         truth = episode.truth or []
+        stamps = episode.stamps if self.stamps is None else self.stamps
+        extra = {"cameras": self.cameras, "origin_ns": self.origin_ns} if self.cameras else {}
         return {
-            **episode.metadata(), "bag": self.bag,
-            "stamps": episode.stamps,
+            **episode.metadata(), "bag": self.bag, **extra, "frames": len(stamps),
+            "stamps": stamps,
             "gt_progress": [r.progress for r in truth], "gt_success": [r.success for r in truth],
             "gt_stage": [r.stage for r in truth],
             "gt_success_stamp": episode.success_stamp(),

@@ -5,7 +5,7 @@ parameter without the task monitor knowing which model produced the numbers.
 """
 import abc
 import dataclasses
-from typing import Any, Dict, Optional, Sequence
+from typing import Any, Dict, FrozenSet, Optional, Sequence
 
 import numpy as np
 
@@ -71,6 +71,7 @@ class RewardModel(abc.ABC):
 
     name: str = "reward_model"
     capabilities: Capabilities = Capabilities()
+    max_aspect_ratio: Optional[float] = None  # longest:shortest side a frame may have (None: any)
 
     @abc.abstractmethod
     def score(self, instruction: str, frames: Sequence[Frame]) -> ModelOutput:
@@ -79,6 +80,26 @@ class RewardModel(abc.ABC):
     def prefer(self, instruction: str, clip_a: Sequence[Frame], clip_b: Sequence[Frame]) -> float:
         """Probability that clip A makes more progress on the instruction than clip B."""
         raise NotImplementedError(f"{self.name} does not compare two clips")
+
+    def reserved_texts(self) -> FrozenSet[str]:
+        """Texts an instruction must not contain: the model's tokenizer reads them as control tokens.
+
+        An instruction holding one (``<|im_end|>`` opening a chat turn, an image placeholder, a
+        scoring token) would change the prompt itself; the node refuses such instructions.
+        """
+        return frozenset()
+
+    def frame_problem(self, height: int, width: int) -> str:
+        """Why a frame of this size cannot be scored ("" when it can); checked as frames arrive.
+
+        By default a frame longer than ``max_aspect_ratio`` times its width (or the reverse): the
+        Qwen3-VL image processor refuses those, and one such frame would fail every window it is in.
+        """
+        ratio = max(height, width) / max(1, min(height, width))
+        if self.max_aspect_ratio is not None and ratio > self.max_aspect_ratio:
+            return (f"frame {width}x{height} has an aspect ratio of {ratio:.0f}:1; {self.name} scores "
+                    f"at most {self.max_aspect_ratio:.0f}:1")
+        return ""
 
     def reset(self) -> None:
         """Forget per-episode state; the weights stay loaded."""

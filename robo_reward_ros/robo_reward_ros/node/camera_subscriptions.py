@@ -7,7 +7,8 @@ like silence) and messages the middleware reports lost.
 """
 from __future__ import annotations
 
-from typing import Callable, List
+import contextlib
+from typing import Callable, ContextManager, List
 
 from rclpy.node import Node
 from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy, qos_policy_name_from_kind
@@ -26,9 +27,15 @@ def camera_qos(reliability: str, depth: int) -> QoSProfile:
 
 class CameraSubscriptions:
     def __init__(self, node: Node, intake: FrameIntake, qos: QoSProfile,
-                 on_result: Callable[[str, IntakeResult], None]) -> None:
-        """``on_result(camera, result)`` runs after every frame, on the executor thread."""
+                 on_result: Callable[[str, IntakeResult], None],
+                 lock: ContextManager = contextlib.nullcontext()) -> None:
+        """``on_result(camera, result)`` runs after every frame, on an executor thread.
+
+        Each frame is taken in under ``lock`` (the node's state lock: no frame lands half-way
+        through a lifecycle transition).
+        """
         self._node = node
+        self._lock = lock
         self._intake = intake
         self._on_result = on_result
         self._subscriptions: List = []
@@ -46,6 +53,10 @@ class CameraSubscriptions:
         self._subscriptions = []
 
     def _on_frame(self, stats: CameraStats, msg) -> None:
+        with self._lock:
+            self._take_frame(stats, msg)
+
+    def _take_frame(self, stats: CameraStats, msg) -> None:
         stamp = msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9
         frame_id = msg.header.frame_id
         if stats.compressed:

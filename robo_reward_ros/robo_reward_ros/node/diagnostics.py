@@ -7,12 +7,14 @@ from __future__ import annotations
 import collections
 import threading
 import time
-from typing import Deque, Dict, Iterable, List, Optional
+from typing import Deque, Dict, Iterable, List, Optional, Tuple
 
 import numpy as np
 from diagnostic_msgs.msg import DiagnosticStatus, KeyValue
 
 OK, WARN, ERROR = DiagnosticStatus.OK, DiagnosticStatus.WARN, DiagnosticStatus.ERROR
+# Frames lost on the way (seen from the publisher's stamps) above this fraction make a camera WARN.
+LOSS_WARN_FRACTION = 0.1
 
 
 class LatencyWindow:
@@ -54,6 +56,8 @@ def _text(value: object) -> str:
 def camera_status(node_name: str, stats, now: float, rate_hz: float, window_fill: int,
                   window_capacity: int, stale_after_sec: float) -> DiagnosticStatus:
     age = stats.age(now)
+    loss = stats.gaps.recent_loss()
+    period = stats.gaps.period()
     if stats.qos_incompatible:
         level, text = ERROR, stats.last_error
     elif stats.accepted == 0:
@@ -61,6 +65,9 @@ def camera_status(node_name: str, stats, now: float, rate_hz: float, window_fill
                              else f"no usable frame yet: {stats.last_error}")
     elif age is not None and age > stale_after_sec:
         level, text = WARN, f"stale: no frame for {age:.1f} s"
+    elif loss is not None and loss > LOSS_WARN_FRACTION:
+        level, text = WARN, (f"receiving at {rate_hz:.1f} Hz; about {100 * loss:.0f}% of the frames "
+                             f"the camera stamped (every {period:.3f} s) never arrived")
     else:
         level, text = OK, f"receiving at {rate_hz:.1f} Hz"
     return status(f"{node_name}: camera {stats.name}", level, text, {
@@ -71,6 +78,9 @@ def camera_status(node_name: str, stats, now: float, rate_hz: float, window_fill
         "frames_rejected": stats.rejected,
         "frames_lost_in_transport": stats.lost,
         "frames_dropped": stats.rejected + stats.lost,
+        "frames_missed_by_stamps": stats.gaps.missed,
+        "recent_loss_by_stamps": loss,
+        "publisher_period_sec": period,
         "input_rate_hz": rate_hz,
         "time_since_last_frame_sec": age,
         "window_fill": f"{window_fill}/{window_capacity}",
@@ -96,7 +106,13 @@ class InputRates:
         return rates
 
 
-def unloaded_model_status(node_name: str, configure_error: str) -> DiagnosticStatus:
+def unloaded_model_status(node_name: str, configure_error: str,
+                          loading: Optional[Tuple[str, float]] = None) -> DiagnosticStatus:
+    """Report why there is no model; ``loading`` is (what, seconds so far) while a configure loads it."""
+    if loading is not None:
+        what, seconds = loading
+        return status(f"{node_name}: model", WARN, f"loading {what} ({seconds:.0f} s)",
+                      {"loaded": False, "loading": what, "loading_for_sec": seconds})
     return status(f"{node_name}: model", ERROR if configure_error else WARN,
                   configure_error or "not loaded (node not configured)", {"loaded": False})
 
@@ -136,6 +152,28 @@ def task_status(node_name: str, state, last_error: str,
                       "estimates_rejected": state.estimates_rejected,
                       "episode_log": episode_log,
                   })
+
+
+def episode_log_status(node_name: str, health, last_error: str) -> DiagnosticStatus:
+    """``health``: the monitor's LogHealth, None when logging is off; ``last_error``: e.g. the configure check."""
+    name = f"{node_name}: episode log"
+    if health is None:
+        return status(name, OK, "off (episode_log.directory is empty)", {})
+    error = health.error or last_error
+    if error:
+        message = f"{error}; scoring goes on"
+    elif health.pending_records:
+        message = f"catching up: {health.pending_records} record(s) waiting"
+    else:
+        message = f"writing to {health.directory}"
+    return status(name, ERROR if error else OK, message, {
+        "directory": health.directory,
+        "last_error": error,
+        "failed_writes": health.failed_writes,
+        "records_waiting": health.pending_records,
+        "records_dropped": health.dropped_records,
+        "logs_waiting": health.incomplete_logs,
+    })
 
 
 def reset_status(node_name: str, reset_client) -> DiagnosticStatus:

@@ -5,9 +5,10 @@ import math
 from typing import Optional
 
 from builtin_interfaces.msg import Time
-from robo_reward_msgs.msg import FailureEvent, ResetRequest, RewardEstimate, TaskState
+from robo_reward_msgs.msg import FailureEvent, ResetRequest, RewardEstimate, RewardStep, TaskState
 
-from robo_reward_ros.core.events import EpisodeEnded, FailureDetected, StageSucceeded
+from robo_reward_ros.core.events import EpisodeEnded, FailureDetected
+from robo_reward_ros.core.events import RewardStep as Step
 from robo_reward_ros.core.reward_pipeline import CameraResult, finite_or_nan
 from robo_reward_ros.core.task_monitor import MonitorState
 
@@ -23,22 +24,21 @@ def to_seconds(stamp: Time) -> float:
 
 def estimate_msg(result: CameraResult, model_id: str, precision: str,
                  frame_id: str = "") -> RewardEstimate:
-    estimate, update = result.estimate, result.update
+    """One camera's view of a step (``result.step``: only estimates the step took are published)."""
+    estimate, step = result.estimate, result.step
     msg = RewardEstimate()
     msg.header.stamp = to_time(estimate.stamp)
     msg.header.frame_id = frame_id
-    msg.episode_id = update.state.episode_id
-    # The stage the estimate was scored on: if it finished that stage, the state moved on.
-    succeeded = next((e for e in update.events if isinstance(e, StageSucceeded)), None)
-    msg.stage_index = succeeded.stage_index if succeeded else update.state.stage_index
-    msg.instruction = succeeded.instruction if succeeded else update.state.instruction
+    msg.episode_id = step.episode_id
+    msg.stage_index = step.stage_index  # the stage scored, even when this step finished it
+    msg.instruction = step.instruction
     msg.camera = result.camera
     msg.progress = estimate.last_progress
-    msg.reward = float(update.reward or 0.0)
+    msg.reward = step.reward
     success = estimate.last_success_prob
     msg.has_success_probability = success is not None
     msg.success_probability = finite_or_nan(success)
-    msg.success = succeeded is not None
+    msg.success = step.stage_succeeded
     msg.frame_progress = [float(v) for v in estimate.progress]
     msg.frame_success_probability = [float(v) for v in estimate.success_prob or ()]
     msg.frame_stamps = [to_time(s) for s in estimate.frame_stamps]
@@ -82,4 +82,27 @@ def reset_msg(event: EpisodeEnded) -> ResetRequest:
     msg.episode_id = event.episode_id
     msg.status = int(event.status)
     msg.reason = event.reason
+    return msg
+
+
+def step_msg(step: Step) -> RewardStep:
+    msg = RewardStep()
+    msg.header.stamp = to_time(step.stamp)
+    msg.episode_id = step.episode_id
+    msg.step_index = step.step_index
+    msg.stage_index = step.stage_index
+    msg.stage_count = step.num_stages
+    msg.instruction = step.instruction
+    msg.progress = float(step.progress)
+    msg.task_progress = float(step.task_progress)
+    msg.reward = float(step.reward)
+    msg.episode_return = float(step.episode_return)
+    msg.has_success_probability = step.success_prob is not None
+    msg.success_probability = finite_or_nan(step.success_prob)
+    msg.stage_succeeded = step.stage_succeeded
+    msg.terminated = step.terminated
+    msg.truncated = step.truncated
+    msg.status = int(step.status)
+    msg.end_reason = step.reason
+    msg.cameras = list(step.cameras)
     return msg

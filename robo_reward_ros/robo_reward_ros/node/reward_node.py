@@ -5,43 +5,56 @@ serve, start the inference thread. deactivate: stop scoring, keep the model. cle
 model (and accelerator memory). With ``autostart`` (default) it configures and activates itself,
 so a plain start of the executable works without a lifecycle manager.
 
-Threads: the executor receives frames, tasks and service calls; the inference thread runs the
-model and publishes what comes out; the reset requester calls the controller. Only the
-pipeline's lock is shared, and the model never runs under it.
+Threads: the executor has a few threads. The lifecycle services have their own (reentrant)
+callback group, so ``get_state`` and /diagnostics answer while a configure loads the model, and a
+shutdown abandons the load at once; the load runs in a daemon thread the exit does not wait for.
+Everything else the executor runs (frames, tasks, services, timers, parameters) is in the default,
+mutually exclusive group; transitions hold the node's state lock for the part that changes state,
+and so do those callbacks, so the two never interleave. The inference thread runs the model and
+publishes what comes out; the reset requester calls the controller. The model never runs under
+the state lock.
 """
 from __future__ import annotations
 
+import functools
 import gc
 import os
 import sys
 import threading
 import time
-from typing import List, Optional
+from typing import List, Optional, Tuple
 
 from diagnostic_msgs.msg import DiagnosticArray
 from rcl_interfaces.msg import SetParametersResult
-from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
-from rclpy.lifecycle import Node as LifecycleNode
-from rclpy.lifecycle import State, TransitionCallbackReturn
-from robo_reward_msgs.msg import FailureEvent, ResetRequest, RewardEstimate
+from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
+from rclpy.clock import Clock, ClockType
+from rclpy.lifecycle import LifecycleNodeMixin, State, TransitionCallbackReturn
+from rclpy.node import Node
+from robo_reward_msgs.msg import FailureEvent, ResetRequest, RewardEstimate, RewardStep
 from robo_reward_msgs.msg import TaskSpec as TaskSpecMsg
 from robo_reward_msgs.msg import TaskState
-from robo_reward_msgs.srv import ComparePreference, SetTask, StartEpisode
+from robo_reward_msgs.srv import ComparePreference, QueryProgress, SetTask, StartEpisode
 from std_msgs.msg import String
 
+from robo_reward_ros.core.abandonable_call import CallAbandoned, call_abandonable
+from robo_reward_ros.core.best_effort_log import check_log_directory, free_bytes
+from robo_reward_ros.core.episode_ids import InvalidEpisodeIdError
 from robo_reward_ros.core.events import EpisodeEnded, FailureDetected
 from robo_reward_ros.core.frame_intake import FrameIntake, IntakeResult
-from robo_reward_ros.core.node_settings import NodeSettings, monitor_config, read_settings
+from robo_reward_ros.core.node_settings import (NodeSettings, camera_name, monitor_config,
+                                                read_settings)
 from robo_reward_ros.core.periodic_worker import PeriodicWorker
 from robo_reward_ros.core.reward_pipeline import RewardPipeline
 from robo_reward_ros.core.task_monitor import MonitorUpdate, TaskMonitor
-from robo_reward_ros.core.task_spec import InvalidTaskError, TaskSpec, build_task
+from robo_reward_ros.core.task_spec import (InvalidTaskError, TaskSpec, build_task,
+                                            check_task_for_model, describe_task)
 from robo_reward_ros.models.loading.backend_registry import create_reward_model, import_plugins
 from robo_reward_ros.node import diagnostics as diag
 from robo_reward_ros.node.camera_subscriptions import CameraSubscriptions, camera_qos
-from robo_reward_ros.node.messages import estimate_msg, failure_msg, reset_msg, state_msg
+from robo_reward_ros.node.messages import estimate_msg, failure_msg, reset_msg, state_msg, step_msg
 from robo_reward_ros.node.parameters import current_values, declare_parameters
 from robo_reward_ros.node.preference_service import PreferenceService
+from robo_reward_ros.node.progress_query_service import ProgressQueryService
 from robo_reward_ros.node.qos_profiles import EVENTS_QOS, LATCHED_QOS
 from robo_reward_ros.node.reset_client import ResetRequester
 from robo_reward_ros.node.ros_compat import on_parameters_set
@@ -49,11 +62,26 @@ from robo_reward_ros.node.runner import run_node
 from robo_reward_ros.node.task_conversions import task_from_msg
 
 TICK_PERIOD_SEC = 0.2  # time limits and stale cameras are checked this often
+EXECUTOR_THREADS = 5  # a transition, get_state, the default group, query and preference at once
 
 
-class RewardNode(LifecycleNode):
+def holding_state_lock(method):
+    """Run a transition's or callback's body under the node's state lock (see the module docstring)."""
+    @functools.wraps(method)
+    def locked(self, *args, **kwargs):
+        with self._state_lock:
+            return method(self, *args, **kwargs)
+    return locked
+
+
+class RewardNode(LifecycleNodeMixin, Node):
+    """A LifecycleNode, built from its two bases here: LifecycleNode does not pass a callback group on."""
+
     def __init__(self, **kwargs) -> None:
-        super().__init__("reward_node", **kwargs)
+        self._state_lock = threading.RLock()
+        lifecycle_group = ReentrantCallbackGroup()
+        Node.__init__(self, "reward_node", **kwargs)
+        LifecycleNodeMixin.__init__(self, callback_group=lifecycle_group)
         self._refused_parameters = declare_parameters(self)
         on_parameters_set(self, self._validate_parameters, self._apply_parameters)
         self._settings: Optional[NodeSettings] = None
@@ -68,21 +96,45 @@ class RewardNode(LifecycleNode):
         self._model_lock = threading.Lock()  # the model is not re-entrant: scoring vs preference
         self._active_handles: List = []
         # The newest problem per area, for the log (once per change) and /diagnostics.
-        self._last_errors = {"model": "", "task": "", "reset": ""}
+        self._last_errors = {"model": "", "task": "", "reset": "", "episode_log": ""}
         self._configure_error = ""
+        self._loading: Optional[Tuple[str, float]] = None  # (what, monotonic start) during a load
+        self._stop_requested = threading.Event()
         self._state_pub = self.create_lifecycle_publisher(TaskState, "task_state", LATCHED_QOS)
         self._estimate_pub = self.create_lifecycle_publisher(RewardEstimate, "reward", EVENTS_QOS)
+        # One message per inference step, fused over the cameras: what an RL controller reads.
+        self._step_pub = self.create_lifecycle_publisher(RewardStep, "reward_step", EVENTS_QOS)
         self._failure_pub = self.create_lifecycle_publisher(FailureEvent, "failure_events",
                                                             EVENTS_QOS)
         self._reset_pub = self.create_lifecycle_publisher(ResetRequest, "reset_request",
                                                           EVENTS_QOS)
-        # Diagnostics run in every state: a node that failed to configure must say why.
+        # Diagnostics run in every state: a node that failed to configure must say why. Health
+        # timers run on a steady clock: with use_sim_time, a paused or absent /clock must not
+        # silence /diagnostics, stale-camera detection or time limits.
+        self._steady_clock = Clock(clock_type=ClockType.STEADY_TIME)
         self._diag_pub = self.create_publisher(DiagnosticArray, "/diagnostics", 10)
         self._diag_timer = self.create_timer(
-            float(self.get_parameter("diagnostics_period_sec").value), self._publish_diagnostics)
+            float(self.get_parameter("diagnostics_period_sec").value), self._publish_diagnostics,
+            clock=self._steady_clock)
+        self._autostart_timer = None
         if self.get_parameter("autostart").value:
-            if self.trigger_configure() == TransitionCallbackReturn.SUCCESS:
-                self.trigger_activate()
+            # On the executor (lifecycle group), not here: the executor must already be spinning
+            # while the model loads, so get_state, /diagnostics and a shutdown are served.
+            self._autostart_timer = self.create_timer(0.0, self._autostart,
+                                                      callback_group=lifecycle_group)
+
+    def request_stop(self) -> None:
+        """Abandon a model load: the process is stopping (the runner calls this first)."""
+        self._stop_requested.set()
+
+    def _autostart(self) -> None:
+        with self._state_lock:
+            if self._autostart_timer is None:  # the timer fired again before its cancel
+                return
+            self.destroy_timer(self._autostart_timer)
+            self._autostart_timer = None
+        if self.trigger_configure() == TransitionCallbackReturn.SUCCESS:
+            self.trigger_activate()
 
     # --- lifecycle ------------------------------------------------------------------------------
     def on_configure(self, state: State) -> TransitionCallbackReturn:
@@ -92,21 +144,53 @@ class RewardNode(LifecycleNode):
             settings = read_settings(current_values(self))
             import_plugins(settings.model.plugin_modules)
             started = time.monotonic()
-            model = create_reward_model(settings.model.model_id, settings.model.backend,
-                                        settings.model.precision, settings.model.device,
-                                        **dict(settings.model.options))
+            model = self._load_model(settings)
             needed = getattr(model, "max_frames", None)
             if needed and settings.window.max_frames < needed:
                 model.close()
                 raise ValueError(
                     f"window.max_frames ({settings.window.max_frames}) is smaller than the "
                     f"{needed} frames {model.name} scores per query")
+        except CallAbandoned:
+            self._configure_error = "configure abandoned: the node is shutting down"
+            self.get_logger().warning(f"{self._configure_error} while the model loads")
+            return TransitionCallbackReturn.FAILURE
         except Exception as exc:  # bad parameters, missing weights, out of memory: say which
             self._configure_error = f"configure failed: {type(exc).__name__}: {exc}"
             self.get_logger().error(self._configure_error)
             return TransitionCallbackReturn.FAILURE
+        self._install(settings, model)
+        self.get_logger().info(
+            f"model {settings.model.model_id or settings.model.backend} "
+            f"({model.name}, {settings.model.precision}, device {_device_of(model, settings)}) "
+            f"loaded in {time.monotonic() - started:.1f} s")
+        self._check_episode_log_directory(settings.monitor.log_directory)
+        return super().on_configure(state)
+
+    def _load_model(self, settings: NodeSettings):
+        """Load in a daemon thread; waits for it unless the process stops first (CallAbandoned)."""
+        model = settings.model
+        what = model.model_id or model.backend
+        source = ("local directory" if os.path.isdir(model.model_id) else
+                  "a reward server" if model.backend == "remote" else
+                  "the Hugging Face hub or its cache" if model.model_id else "plugin backend")
+        device = ("auto (the first CUDA device if there is one, else the CPU)"
+                  if model.device == "auto" else model.device)
+        self.get_logger().info(
+            f"loading model {what} (backend {model.backend}, precision {model.precision}, device "
+            f"{device}) from {source}; /diagnostics reports it until it is loaded")
+        self._loading = (what, time.monotonic())
+        try:
+            return call_abandonable(
+                lambda: create_reward_model(model.model_id, model.backend, model.precision,
+                                            model.device, **dict(model.options)),
+                self._stop_requested, name="model-load")
+        finally:
+            self._loading = None
+
+    @holding_state_lock
+    def _install(self, settings: NodeSettings, model) -> None:
         self._configure_error = ""
-        self._settings = settings
         self._model = model
         self._pipeline = RewardPipeline(model, TaskMonitor(settings.monitor),
                                         settings.monitor.cameras,
@@ -119,17 +203,29 @@ class RewardNode(LifecycleNode):
         if settings.reset_service:
             self._reset = ResetRequester(self, settings.reset_service, settings.reset_timeout_sec,
                                          settings.reset_retries, self._on_reset_outcome)
-        self.get_logger().info(
-            f"model {settings.model.model_id or settings.model.backend} "
-            f"({model.name}, {settings.model.precision}, device {settings.model.device}) loaded "
-            f"in {time.monotonic() - started:.1f} s")
-        return super().on_configure(state)
+        self._settings = settings  # last: callbacks take a node with settings as configured
 
+    def _check_episode_log_directory(self, directory: Optional[str]) -> None:
+        """Say at once whether episodes will be logged; a bad directory never stops scoring."""
+        self._last_errors["episode_log"] = ""
+        if directory is None:
+            self.get_logger().info("episode logs off (episode_log.directory is empty)")
+            return
+        problem = check_log_directory(directory)
+        if problem:
+            self._report_error("episode_log", f"{problem}; episodes are scored but not logged "
+                                              "until it can be written")
+            return
+        free = free_bytes(directory)
+        self.get_logger().info(f"episode logs in {directory}" + (
+            f" ({free / 1e9:.1f} GB free)" if free is not None else ""))
+
+    @holding_state_lock
     def on_activate(self, state: State) -> TransitionCallbackReturn:
         settings = self._settings
         self._cameras = CameraSubscriptions(
             self, self._intake, camera_qos(settings.qos_reliability, settings.qos_depth),
-            self._on_frame_result)
+            self._on_frame_result, lock=self._state_lock)
         preference = PreferenceService(self, self._model, self._model_lock,
                                        settings.model.model_id, settings.max_pixels)
         self._active_handles = [
@@ -142,7 +238,10 @@ class RewardNode(LifecycleNode):
             # other services go on (the default group would hold them until it returns).
             self.create_service(ComparePreference, "~/compare_preference", preference.handle,
                                 callback_group=MutuallyExclusiveCallbackGroup()),
-            self.create_timer(TICK_PERIOD_SEC, self._tick),
+            self.create_service(QueryProgress, "~/query_progress",
+                                ProgressQueryService(self._pipeline, self._model_lock).handle,
+                                callback_group=MutuallyExclusiveCallbackGroup()),
+            self.create_timer(TICK_PERIOD_SEC, self._tick, clock=self._steady_clock),
         ]
         result = super().on_activate(state)
         self._publish_state(self._pipeline.state)
@@ -163,19 +262,23 @@ class RewardNode(LifecycleNode):
         self._worker.start()
         return result
 
+    @holding_state_lock
     def on_deactivate(self, state: State) -> TransitionCallbackReturn:
         self._stop_active("node deactivated")
         return super().on_deactivate(state)
 
+    @holding_state_lock
     def on_cleanup(self, state: State) -> TransitionCallbackReturn:
         self._release_model()
         return super().on_cleanup(state)
 
+    @holding_state_lock
     def on_shutdown(self, state: State) -> TransitionCallbackReturn:
         self._stop_active("node shut down")
         self._release_model()
         return super().on_shutdown(state)
 
+    @holding_state_lock
     def destroy_node(self) -> None:
         """On SIGINT/SIGTERM: join the inference thread, close the episode log and free the model before the node goes.
 
@@ -237,51 +340,62 @@ class RewardNode(LifecycleNode):
         if result.accepted and worker is not None:
             worker.notify()
 
+    @holding_state_lock
     def _on_instruction(self, msg: String) -> None:
         try:
-            task = build_task([msg.data])
+            self._set_task(build_task([msg.data]), True, "instruction topic")
         except InvalidTaskError as exc:
             self._report_error("task", f"instruction rejected: {exc}")
-            return
-        self._set_task(task, True, "instruction topic")
 
+    @holding_state_lock
     def _on_task(self, msg: TaskSpecMsg) -> None:
         try:
-            task = task_from_msg(msg)
+            self._set_task(task_from_msg(msg), True, "task topic")
         except InvalidTaskError as exc:
             self._report_error("task", f"task rejected: {exc}")
-            return
-        self._set_task(task, True, "task topic")
 
+    @holding_state_lock
     def _handle_set_task(self, request, response):
         try:
             task = task_from_msg(request.task)
-        except InvalidTaskError as exc:
+            self._set_task(task, request.start_episode, "set_task service")
+        except (InvalidTaskError, InvalidEpisodeIdError) as exc:
             self._report_error("task", f"task rejected: {exc}")
             response.success, response.message = False, str(exc)
             return response
-        self._set_task(task, request.start_episode, "set_task service")
+        except Exception as exc:  # every request gets an answer, whatever went wrong
+            return self._internal_error(response, "set_task", exc)
         response.success = True
         response.message = f"task with {task.stage_count} stage(s) set"
         response.episode_id = self._pipeline.state.episode_id if request.start_episode else ""
         return response
 
+    @holding_state_lock
     def _handle_start_episode(self, request, response):
         try:
             updates = self._pipeline.start_episode(
-                self._intake.frame_time(), request.episode_id.strip() or None,
-                request.reason.strip() or "reset")
-        except RuntimeError as exc:
+                self._intake.frame_time(), request.episode_id, request.reason.strip() or "reset")
+            self._publish_then_state(updates)
+        except (RuntimeError, InvalidEpisodeIdError) as exc:
             response.success, response.message = False, str(exc)
             return response
-        self._publish_then_state(updates)
+        except Exception as exc:  # every request gets an answer, whatever went wrong
+            return self._internal_error(response, "start_episode", exc)
         response.success, response.message = True, "episode started"
         response.episode_id = self._pipeline.state.episode_id
         return response
 
+    def _internal_error(self, response, service: str, exc: Exception):
+        text = f"{service} failed: {type(exc).__name__}: {exc}"
+        self._report_error("task", text)
+        response.success, response.message = False, text
+        return response
+
     def _set_task(self, task: TaskSpec, start: bool, source: str) -> None:
-        self.get_logger().info(
-            f"task from {source}: " + " | ".join(s.instruction for s in task.stages))
+        """Set the task; raise InvalidTaskError (the running task stays) for one this node and model must not run."""
+        check_task_for_model(task, self._settings.max_stages, self._model.reserved_texts()
+                             if hasattr(self._model, "reserved_texts") else frozenset())
+        self.get_logger().info(f"task from {source}: {describe_task(task)}")
         self._publish_then_state(self._pipeline.set_task(task, self._intake.frame_time(), start))
 
     # --- inference thread -------------------------------------------------------------------
@@ -290,7 +404,7 @@ class RewardNode(LifecycleNode):
             report = self._pipeline.step()
         for result in report.results:
             self._latency.add(result.estimate.latency_s)
-            if result.update.accepted:
+            if result.step is not None:
                 self._estimate_pub.publish(estimate_msg(
                     result, self._settings.model.model_id, self._settings.model.precision,
                     self._intake.stats[result.camera].frame_id))
@@ -305,6 +419,8 @@ class RewardNode(LifecycleNode):
 
     # --- outputs (any thread) ---------------------------------------------------------------
     def _publish_update(self, update: MonitorUpdate) -> None:
+        if update.step is not None:  # before the events: the terminal step, then the reset request
+            self._step_pub.publish(step_msg(update.step))
         if not update.events:
             return
         for event in update.events:
@@ -347,24 +463,33 @@ class RewardNode(LifecycleNode):
         self._last_errors[area] = text
 
     # --- timers (executor thread) -----------------------------------------------------------
+    @holding_state_lock
     def _tick(self) -> None:
         for update in self._intake.tick():
             self._publish_update(update)
+        health = self._pipeline.monitor.log_health
+        if health is not None:
+            if health.error:
+                self._report_error("episode_log", f"episode log: {health.error}")
+            elif self._last_errors["episode_log"] and health.records_written:
+                self.get_logger().info("episode log writing resumed")
+                self._last_errors["episode_log"] = ""
 
     # --- parameters -------------------------------------------------------------------------
+    @holding_state_lock
     def _validate_parameters(self, parameters) -> SetParametersResult:
         """Refuse a change that leaves the rules invalid.
 
-        Read-only parameters are refused by rclpy itself: their descriptors say so.
+        Read-only parameters are refused by rclpy itself: their descriptors say so. Also before
+        configure (the parameter services answer while the model loads): configure reads them.
         """
-        if self._settings is None:
-            return SetParametersResult(successful=True)
         try:
             self._monitor_config_with(parameters)
         except ValueError as exc:
             return SetParametersResult(successful=False, reason=str(exc))
         return SetParametersResult(successful=True)
 
+    @holding_state_lock
     def _apply_parameters(self, parameters) -> None:
         """After an accepted change: new rules for the next episode.
 
@@ -379,15 +504,22 @@ class RewardNode(LifecycleNode):
     def _monitor_config_with(self, parameters):
         values = current_values(self)
         values.update({p.name: p.value for p in parameters})
-        return monitor_config(values, self._settings.monitor.cameras)
+        settings = self._settings
+        cameras = settings.monitor.cameras if settings is not None else [
+            camera_name(str(t)) for t in values["cameras.topics"] if str(t).strip()]
+        return monitor_config(values, cameras)
 
     # --- diagnostics ------------------------------------------------------------------------
+    @holding_state_lock
     def _publish_diagnostics(self) -> None:
         name = self.get_fully_qualified_name()  # two robots' nodes must not look the same
         array = DiagnosticArray()
         array.header.stamp = self.get_clock().now().to_msg()
         if self._model is None or self._settings is None:
-            array.status.append(diag.unloaded_model_status(name, self._configure_error))
+            loading = self._loading
+            array.status.append(diag.unloaded_model_status(
+                name, self._configure_error,
+                None if loading is None else (loading[0], time.monotonic() - loading[1])))
         else:
             array.status.append(diag.model_status(
                 name, self._model, self._settings, self._latency, self._worker,
@@ -400,16 +532,23 @@ class RewardNode(LifecycleNode):
             array.status.append(diag.task_status(name, self._pipeline.state,
                                                  self._last_errors["task"],
                                                  self._pipeline.monitor.log_path))
+            array.status.append(diag.episode_log_status(
+                name, self._pipeline.monitor.log_health, self._last_errors["episode_log"]))
         if self._reset is not None:
             array.status.append(diag.reset_status(name, self._reset))
         self._diag_pub.publish(array)
+
+
+def _device_of(model, settings: NodeSettings) -> str:
+    """Return the device the backend chose (``auto`` resolved), else the parameter's value."""
+    return str(getattr(model, "device", settings.model.device))
 
 
 def main(args=None) -> int:
     # The node's log is one line per record: no carriage-return progress bars from model loading
     # (transformers reads this before it is imported).
     os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
-    return run_node(RewardNode, args)
+    return run_node(RewardNode, args, threads=EXECUTOR_THREADS)
 
 
 if __name__ == "__main__":

@@ -6,7 +6,11 @@ uses is the same on all three:
 - ``rclpy.event_handler`` (Iron on) is ``rclpy.qos_event`` on Humble (Jazzy and Kilted keep a
   deprecated ``qos_event`` shim that warns on import, so the new name is tried first);
 - ``Node.add_post_set_parameters_callback`` (Iron on) does not exist on Humble;
-- ``Executor.shutdown()`` waits for callbacks in progress on Humble: the runner passes a timeout.
+- ``Executor.shutdown()`` waits for callbacks in progress on Humble: the runner passes a timeout;
+  Kilted's ``MultiThreadedExecutor.shutdown()`` also joins its pool's threads (Humble's and
+  Jazzy's do not: ``settle_shut_down_executor`` does).
+- ``LifecycleNode(callback_group=...)`` is the same on all three: the reward node puts its
+  lifecycle services in their own group with it, so ``get_state`` answers during a transition.
 """
 from __future__ import annotations
 
@@ -17,7 +21,7 @@ try:  # Iron and later
 except ImportError:  # Humble: the same class, in its old module
     from rclpy.qos_event import SubscriptionEventCallbacks
 
-__all__ = ["SubscriptionEventCallbacks", "on_parameters_set"]
+__all__ = ["SubscriptionEventCallbacks", "on_parameters_set", "settle_shut_down_executor"]
 
 
 def on_parameters_set(node, validate: Callable, apply: Callable[[list], None]) -> None:
@@ -39,3 +43,21 @@ def on_parameters_set(node, validate: Callable, apply: Callable[[list], None]) -
         return result
 
     node.add_on_set_parameters_callback(validate_then_apply)
+
+
+def settle_shut_down_executor(executor) -> None:
+    """Let the executor's queued callbacks finish, then mark as seen what their tasks raised.
+
+    The multi-threaded executor (Humble to Kilted) runs callbacks still queued in its pool after
+    ``shutdown()``; each one's task then signals the executor's guard condition, which shutdown
+    destroyed, and stores InvalidHandle ("destruction was requested"). The callbacks themselves
+    ran; nothing retrieves those tasks, so rclpy printed "exception was never retrieved" at exit.
+    Kilted's shutdown joins the pool; Humble's and Jazzy's do not, so the pool is joined here,
+    before the node is destroyed (a callback run after that would fail on destroyed handles).
+    """
+    pool = getattr(executor, "_executor", None)  # the multi-threaded executor's thread pool
+    if pool is not None:
+        pool.shutdown(wait=True)
+    for task in list(getattr(executor, "_futures", ())):
+        if task.done():
+            task.exception()

@@ -5,13 +5,17 @@ instruction). Per frame, the progress label and the stage's success come from th
 ``/ground_truth``; an episode without it but with outcome ``success`` gets progress ``t / (T - 1)``
 and success at its last frame (the papers' rule for success-only data). Episodes without truth
 whose outcome is a failure or partial carry no progress labels: they are used only as the worse
-clip of preference pairs. Anything else is unusable and named with the reason.
+clip of preference pairs. A robot's recording gets its outcome (and maybe its success time) from a
+labels file, under the same rule. Anything else is unusable and named with the reason.
 
 Examples (what one training sequence is):
 - ``progress``: a stage's frames from its start to a random frame ``t``, ``max_frames`` of them
   picked with the node's frame selection (linspace, last frame repeated when short), the progress
   and success labels of the picked frames: temporal clips of successes are partial progress;
-- ``counterfactual``: the same clip under another task's instruction: progress 0, no success;
+- ``counterfactual``: the same clip under another task's instruction: progress 0, no success; where
+  the episodes hold the opposite task of the same scene (open/close the drawer, press/pull the
+  handle, lock/unlock the door: ``opposite_instruction``), ``contrast_share`` of these clips use it,
+  so that success depends on the words, not only on the image;
 - ``preference``: two clips of the same instruction, A and B in random order, label 1 when A is
   the better one: a success against a failed or partial episode of the same task, or a success
   against an earlier clip of itself.
@@ -25,6 +29,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 import numpy as np
 
 from robo_reward_ros.core.frame import Frame
+from robo_reward_ros.evaluation.episode_labels import EpisodeLabel
 from robo_reward_ros.models.backends.frame_selection import select_frames
 
 
@@ -93,16 +98,11 @@ def episode_from_bag(path: str, frame_stride: int = 1) -> TrainingEpisode:
         if bad:
             raise UnusableEpisodeError(f"{path}: ground truth names stage(s) {sorted(bad)} but the "
                                        f"episode has {len(episode.instructions)} instruction(s)")
-    elif episode.outcome == "success":
+    elif episode.outcome:
         if len(episode.instructions) != 1:
             raise UnusableEpisodeError(f"{path}: a multi-stage episode needs per-frame ground truth "
                                        "(/ground_truth) to know where its stages start")
-        t = np.asarray(keep, dtype=np.float32) / (len(frames) - 1)
-        success = np.zeros(len(keep), dtype=bool)
-        success[-1] = True
-        stages.append(Stage(episode.instructions[0], [frames[i] for i in keep], t, success))
-    elif episode.outcome in ("failure", "partial"):
-        stages.append(Stage(episode.instructions[0], [frames[i] for i in keep], None, None))
+        stages.append(labelled_stage(episode.instructions[0], frames, keep, EpisodeLabel(episode.outcome)))
     else:
         raise UnusableEpisodeError(f"{path}: no per-frame ground truth (/ground_truth) and no outcome in "
                                    "/episode: nothing to learn from (label it, e.g. robo-reward video-bags "
@@ -110,14 +110,75 @@ def episode_from_bag(path: str, frame_stride: int = 1) -> TrainingEpisode:
     return TrainingEpisode(episode.name, task, episode.outcome or "", stages, path)
 
 
+def labelled_stage(instruction: str, frames: List[Frame], keep: Sequence[int], label: EpisodeLabel) -> Stage:
+    """Label a stage known only by its episode's outcome: a success's progress rises linearly to its success.
+
+    The papers' rule for success-only data; failed and partial episodes get no progress labels
+    (they are the worse clip of preference pairs). ``frames`` stamps count from the episode's start.
+    """
+    kept = [frames[i] for i in keep]
+    if label.outcome != "success":
+        return Stage(instruction, kept, None, None)
+    last = frames[-1].stamp
+    done = label.done_at(last)
+    progress = np.array([label.progress_at(f.stamp, last) for f in kept], dtype=np.float32)
+    success = np.array([f.stamp >= done - 1e-9 for f in kept], dtype=bool)
+    return Stage(instruction, kept, progress, success)
+
+
+def episodes_from_recording(bag: str, reading, labels: Dict[str, EpisodeLabel], labels_path: str,
+                            frame_stride: int = 1, max_pixels: int = 50176) -> List[TrainingEpisode]:
+    """Read a robot recording's episodes as replay does, labelled from a labels file; raises UnusableEpisodeError."""
+    from robo_reward_ros.evaluation.recording import RecordingError, decoded_episodes
+    episodes = []
+    try:
+        for recorded, frames in decoded_episodes(bag, reading, max_pixels):
+            label = labels.get(recorded.name)
+            if label is None:
+                raise UnusableEpisodeError(f"{bag}: episode {recorded.name} has no label in {labels_path}")
+            if len(recorded.instructions) != 1:
+                raise UnusableEpisodeError(f"{bag}: episode {recorded.name} has {len(recorded.instructions)} "
+                                           "stages; outcome labels do not say where each starts")
+            if len(frames) < 2:
+                raise UnusableEpisodeError(f"{bag}: episode {recorded.name} has {len(frames)} frame(s); "
+                                           "at least 2 are needed")
+            keep = list(range(0, len(frames), max(1, frame_stride)))
+            if keep[-1] != len(frames) - 1:
+                keep.append(len(frames) - 1)
+            instruction = recorded.instructions[0]
+            episodes.append(TrainingEpisode(recorded.name, label.task or instruction, label.outcome,
+                                            [labelled_stage(instruction, frames, keep, label)], bag))
+    except RecordingError as exc:
+        raise UnusableEpisodeError(str(exc)) from None
+    return episodes
+
+
 def load_episodes(paths: Sequence[str], frame_stride: int = 1, skip_unusable: bool = False,
-                  log=print) -> List[TrainingEpisode]:
-    """Episodes of the bags named or found one level below the folders named."""
+                  log=print, reading=None, labels_path: str = "") -> List[TrainingEpisode]:
+    """Episodes of the bags named or found one level below the folders named.
+
+    With ``reading`` (RecordingOptions) or ``labels_path``, bags not in the project's own layout are
+    read as robots' recordings and labelled from the labels file (evaluation/episode_labels.py).
+    """
     from robo_reward_ros.evaluation.episode_bag import find_bags
+    from robo_reward_ros.evaluation.episode_labels import load_labels
+    from robo_reward_ros.evaluation.recording import RecordingOptions, is_own_layout
+    labels = load_labels(labels_path) if labels_path else {}
+    robot = reading is not None or bool(labels_path)
+    reading = reading or RecordingOptions()
     episodes, problems = [], []
     for bag in find_bags(paths):
         try:
-            episodes.append(episode_from_bag(bag, frame_stride))
+            try:
+                own = not robot or is_own_layout(bag)
+            except Exception as exc:  # rosbags raises several types for a damaged bag
+                raise UnusableEpisodeError(f"{bag}: cannot open the recording ({exc})") from None
+            if not own:
+                if not labels_path:
+                    raise UnusableEpisodeError(f"{bag}: a robot recording carries no outcome: give --labels")
+                episodes += episodes_from_recording(bag, reading, labels, labels_path, frame_stride)
+            else:
+                episodes.append(episode_from_bag(bag, frame_stride))
         except UnusableEpisodeError as exc:
             problems.append(str(exc))
     if problems and not skip_unusable:
@@ -150,16 +211,32 @@ def split_episodes(episodes: Sequence[TrainingEpisode], fraction: float, seed: i
     return train, held
 
 
+# Words swapped to turn an instruction into the opposite task on the same scene.
+OPPOSITE_WORDS = {"open": "close", "close": "open", "press": "pull", "pull": "press", "lock": "unlock",
+                  "unlock": "lock", "up": "down", "down": "up", "on": "off", "off": "on"}
+
+
+def opposite_instruction(instruction: str) -> str:
+    """``"open the drawer"`` -> ``"close the drawer"``; every opposite word swapped, case kept lower."""
+    return " ".join(OPPOSITE_WORDS.get(word, word) for word in instruction.lower().split())
+
+
 class ExampleSampler:
     """Draws examples; every draw is a function of the generator given, so runs repeat."""
 
     def __init__(self, episodes: Sequence[TrainingEpisode], max_frames: int = 8,
-                 counterfactual_fraction: float = 0.15, preference_fraction: float = 0.2) -> None:
+                 counterfactual_fraction: float = 0.15, preference_fraction: float = 0.2,
+                 contrast_share: float = 0.5) -> None:
         self.max_frames = max_frames
         self.counterfactual_fraction = counterfactual_fraction
+        self.contrast_share = contrast_share
         self.preference_fraction = preference_fraction
         self.labelled = [(e, s) for e in episodes for s in e.stages if s.progress is not None]
         self.instructions = sorted({s.instruction for e in episodes for s in e.stages})
+        known = {i.lower(): i for i in self.instructions}
+        # The opposite task's instruction, where an episode of it exists (so the words are in use).
+        self.opposites = {i: known[opposite_instruction(i)] for i in self.instructions
+                          if opposite_instruction(i) in known and opposite_instruction(i) != i.lower()}
         # Preference candidates per instruction of a first stage: successes and worse episodes.
         self.better: Dict[str, List[TrainingEpisode]] = {}
         self.worse: Dict[str, List[TrainingEpisode]] = {}
@@ -182,7 +259,10 @@ class ExampleSampler:
         frames, idx = self._clip(stage, end)
         others = [i for i in self.instructions if i != stage.instruction]
         if others and rng.random() < self.counterfactual_fraction:
-            return Example("counterfactual", others[rng.integers(len(others))], frames,
+            opposite = self.opposites.get(stage.instruction)
+            wrong = (opposite if opposite and rng.random() < self.contrast_share
+                     else others[rng.integers(len(others))])
+            return Example("counterfactual", wrong, frames,
                            np.zeros(len(frames), np.float32), np.zeros(len(frames), bool))
         return Example("progress", stage.instruction, frames, stage.progress[idx], stage.success[idx])
 

@@ -40,6 +40,7 @@ class FinetuneConfig:
     success_weight: float = 1.0
     preference_weight: float = 1.0
     counterfactual_fraction: float = 0.15
+    contrast_share: float = 0.5
     preference_fraction: float = 0.2
     max_frames: int = 0  # 0: the checkpoint's data.max_frames
     frame_stride: int = 1
@@ -57,6 +58,8 @@ class FinetuneConfig:
     resume: bool = True
     progress_bar: bool = True
     log_every: int = 10
+    reading: Optional[Any] = None  # RecordingOptions: bags not in the project's layout are robots' recordings
+    labels: str = ""  # labels file for robots' recordings (evaluation/episode_labels.py)
 
     def default_lr(self) -> float:
         return self.lr or {"heads": 1e-3, "lora": 5e-4, "full": 3e-4}[self.mode]
@@ -89,7 +92,8 @@ class Finetuner:
         self.accelerator = Accelerator(cpu=cpu, mixed_precision=config.mixed_precision)
         self.log = log if self.accelerator.is_main_process else (lambda *_: None)
         _seed_everything(config.seed)
-        episodes = load_episodes(config.episodes, config.frame_stride, config.skip_unusable, self.log)
+        episodes = load_episodes(config.episodes, config.frame_stride, config.skip_unusable, self.log,
+                                 config.reading, config.labels)
         self.eval_bags: List[str] = []
         if config.eval_episodes:
             from robo_reward_ros.evaluation.episode_bag import find_bags
@@ -97,9 +101,11 @@ class Finetuner:
             self.train_episodes = episodes
         else:
             self.train_episodes, held = split_episodes(episodes, config.val_fraction, config.seed)
-            self.eval_bags = [e.bag for e in held]
+            # The eval replays whole bags: a bag one of whose episodes is held out is held out whole.
+            self.eval_bags = sorted({e.bag for e in held})
+            self.train_episodes = [e for e in self.train_episodes if e.bag not in self.eval_bags]
         self.log(f"finetune: training on {describe(self.train_episodes)}; "
-                 f"{len(self.eval_bags)} held-out episode(s) for the per-epoch eval")
+                 f"{len(self.eval_bags)} held-out bag(s) for the per-epoch eval")
         # The inference path's own prompt builders and loader: what is trained is what runs.
         self.backend = RobometerBackend(config.model, precision="fp32", device="cpu", cache_vision=False,
                                         max_frames=config.max_frames or None)
@@ -113,7 +119,8 @@ class Finetuner:
         total = sum(p.numel() for p in self.network.parameters())
         self.log(f"finetune: mode {config.mode}, {count:,} of {total:,} parameters trainable")
         self.sampler = ExampleSampler(self.train_episodes, self.backend.max_frames,
-                                      config.counterfactual_fraction, config.preference_fraction)
+                                      config.counterfactual_fraction, config.preference_fraction,
+                                      config.contrast_share)
         self.weights = LossWeights(config.progress_weight, config.success_weight, config.preference_weight)
         labelled = len(self.sampler.labelled)
         self.steps_per_epoch = config.steps_per_epoch or max(1, math.ceil(4 * labelled / config.batch_size))
@@ -253,8 +260,10 @@ class Finetuner:
         folder = os.path.join(self.config.out, "eval", f"epoch-{epoch}")
         replay_dir = os.path.join(folder, "replay")
         run_replay(self.eval_bags, replay_dir, self.config.out, "robometer", "fp32", "cpu",
-                   self.config.eval_params, plots=False, progress_bar=False, log=self.log)
-        result = run_eval([replay_dir], folder, self.config.eval_preference)["metrics"]
+                   self.config.eval_params, plots=False, progress_bar=False, log=self.log,
+                   reading=self.config.reading)
+        result = run_eval([replay_dir], folder, self.config.eval_preference,
+                          labels=self.config.labels, strict_labels=False)["metrics"]
         return {"report": os.path.join(folder, "report.md"), **headline(result)}
 
     def write_curves(self) -> str:
@@ -264,11 +273,14 @@ class Finetuner:
     def write_training_json(self) -> None:
         data = {"config": dataclasses.asdict(self.config), "steps": self.step,
                 "steps_per_epoch": self.steps_per_epoch, "train_seconds": round(self.elapsed, 1),
-                "episodes": [e.bag for e in self.train_episodes], "eval_episodes": self.eval_bags,
+                "episodes": [e.bag for e in self.train_episodes],
+                "episode_names": [e.name for e in self.train_episodes], "eval_episodes": self.eval_bags,
                 "history": self.history}
         data["config"]["episodes"] = list(self.config.episodes)
         data["config"]["eval_episodes"] = list(self.config.eval_episodes)
         data["config"]["eval_params"] = list(self.config.eval_params)
+        if self.config.reading is not None:
+            data["config"]["reading"] = self.config.reading.describe()
         with open(os.path.join(self.config.out, "training.json"), "w") as handle:
             json.dump(data, handle, indent=1)
 

@@ -2,7 +2,7 @@
 
 Prompts, token order, image sizing and decoding follow reward-models.md sections 1.3-1.8.
 """
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 import torch
@@ -57,7 +57,8 @@ class RobometerBackend(QwenRewardBackend):
         if layout.detect_backend(config_json) != "robometer":
             raise layout.CheckpointError(f"{model_id}: architectures {config_json.get('architectures')} is not "
                                          f"Robometer's {list(layout.ROBOMETER_ARCHITECTURES)}")
-        settings = layout.load_robometer_yaml(model_id)
+        self.lerobot_export = layout.is_lerobot_export(config_json)
+        settings = layout.load_robometer_yaml(model_id, config_json)
         model_cfg, data_cfg = settings.get("model", {}), settings.get("data", {})
         loss_cfg, training_cfg = settings.get("loss", {}), settings.get("training", {})
         if loss_cfg.get("progress_loss_type", "discrete") != "discrete":
@@ -82,7 +83,8 @@ class RobometerBackend(QwenRewardBackend):
             raise layout.CheckpointError(f"{model_id}: tokenizer/processor of base model {base!r} could not be "
                                          f"loaded: {exc}{hint}") from exc
         self.token_ids = add_robometer_tokens(self.processing.tokenizer)
-        vocab = int(config_json.get("text_config", {}).get("vocab_size") or config_json.get("vocab_size") or 0)
+        backbone = config_json["vlm_config"] if self.lerobot_export else config_json
+        vocab = int(backbone.get("text_config", {}).get("vocab_size") or backbone.get("vocab_size") or 0)
         if len(self.processing.tokenizer) > vocab:
             raise layout.CheckpointError(f"{model_id}: tokenizer has {len(self.processing.tokenizer)} tokens after "
                                          f"adding Robometer's, the embedding table only {vocab}")
@@ -94,9 +96,15 @@ class RobometerBackend(QwenRewardBackend):
 
     def _load_weights(self, model_id: str, config_json: Dict[str, Any]) -> RobometerModel:
         from transformers import Qwen3VLConfig
-        config = Qwen3VLConfig.from_pretrained(model_id)
+        if self.lerobot_export:  # the backbone's config is serialised inside LeRobot's own config.json
+            backbone = {k: v for k, v in config_json["vlm_config"].items() if k != "model_type"}
+            config = Qwen3VLConfig.from_dict(backbone)
+        else:
+            config = Qwen3VLConfig.from_pretrained(model_id)
         config.robometer_progress_bins = self.progress_bins
         kwargs = checkpoint_kwargs(model_id, config_json, self.precision, self.device, UNQUANTIZED_MODULES)
+        if self.lerobot_export:
+            kwargs["key_mapping"] = layout.LEROBOT_KEY_MAPPING
         model = RobometerModel.from_pretrained(model_id, config=config, **kwargs)
         return model.eval()
 
@@ -164,8 +172,14 @@ class RobometerBackend(QwenRewardBackend):
     def score_batch(self, instruction: str, clips: Sequence[Sequence[Frame]],
                     use_cache: Optional[bool] = None) -> List[ModelOutput]:
         """Several clips (e.g. cameras) in one forward; each selected as ``select`` does."""
-        chosen = [self.select(clip) for clip in clips]
-        sequences = [self.progress_sequence(instruction, clip) for clip in chosen]
+        return self.score_items([(instruction, clip) for clip in clips], use_cache)
+
+    @torch.inference_mode()
+    def score_items(self, items: Sequence[Tuple[str, Sequence[Frame]]],
+                    use_cache: Optional[bool] = None) -> List[ModelOutput]:
+        """Clips with their own instructions in one forward (a reward server batching several robots)."""
+        chosen = [self.select(clip) for _, clip in items]
+        sequences = [self.progress_sequence(instruction, clip) for (instruction, _), clip in zip(items, chosen)]
         hidden = self.last_hidden_states(sequences, use_cache)
         prog_id = self.token_ids[PROG_TOKEN]
         outputs = []

@@ -108,6 +108,9 @@ class RoboRewardBackend(QwenRewardBackend):
         super().__init__(model_id, device, cache_vision, vision_runtime, vision_onnx, onnx_providers)
         self.model, self.processing = load_qwen3vl(model_id, precision, self.device)
         self.inputs = inputs
+        # The training inputs size the clip as a video (any shape); the baseline's per-frame image
+        # resize refuses the extreme aspect ratios.
+        self.max_aspect_ratio = None if inputs == "training" else QwenRewardBackend.max_aspect_ratio
         default_frames = TRAINING_MAX_FRAMES if inputs == "training" else BASELINE_MAX_FRAMES
         self.max_frames = int(max_frames if max_frames is not None else default_frames)
         self.sample_fps = float(sample_fps)

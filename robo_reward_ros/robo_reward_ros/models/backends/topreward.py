@@ -31,6 +31,7 @@ class TOPRewardBackend(QwenRewardBackend):
 
     name = "topreward"
     capabilities = Capabilities(progress=True, success=False, preference=False)
+    max_aspect_ratio = None  # every frame is resized to a square first: any shape is scored
 
     def __init__(self, model_id: str, precision: str = "bf16", device: str = "auto", max_frames: int = 16,
                  video_fps: float = 2.0, add_chat_template: bool = False, cache_vision: bool = True,

@@ -7,8 +7,12 @@ import json
 import os
 from typing import Any, Dict, List, Optional
 
+from robo_reward_ros.models.loading import hub_access
+
 ROBOMETER_ARCHITECTURES = ("RFM", "RBM")
 QWEN3_VL_ARCHITECTURES = ("Qwen3VLForConditionalGeneration",)
+# LeRobot's export (lerobot/Robometer-4B) nests the backbone one level deeper: model.model.* -> model.*
+LEROBOT_KEY_MAPPING = {r"^model\.model\.": "model."}
 
 
 class CheckpointError(RuntimeError):
@@ -23,24 +27,24 @@ def model_file(name_or_path: str, filename: str) -> Optional[str]:
     """Path of a file of a model directory or hub repository, or None when it does not exist.
 
     Hub files are downloaded into the hub cache; this is the one place a model file is looked up.
+    The hub is asked about the model once first (hub_access), so that no network, or no such
+    model, fails at once instead of after transformers' retries.
     """
     if is_local(name_or_path):
         path = os.path.join(name_or_path, filename)
         return path if os.path.isfile(path) else None
+    if hub_access.probe(name_or_path) == hub_access.MISSING:
+        raise CheckpointError(
+            f"{name_or_path}: not a local directory, and {hub_access.why_not_here(name_or_path)}")
     from transformers.utils import cached_file
     return cached_file(name_or_path, filename, _raise_exceptions_for_missing_entries=False)
 
 
 def hub_hint(model_id: str) -> str:
     """Say why a hub id gave nothing here and how to run from a local copy instead."""
-    from huggingface_hub import constants
-    if constants.HF_HUB_OFFLINE:
-        why = "it is not in this machine's hub cache and HF_HUB_OFFLINE=1 (nothing is downloaded)"
-    else:
-        why = (f"the model hub ({constants.ENDPOINT}) has no such model or could not be reached; "
-               "without a network, set HF_HUB_OFFLINE=1 to fail at once instead of retrying")
-    return (f"{why}. Download it where the hub is reachable (hf download {model_id} --local-dir DIR) "
-            "and point the node at the directory (model:=DIR, or the model.id parameter)")
+    return (f"{hub_access.why_not_here(model_id)}. Download it where the hub is reachable "
+            f"(hf download {model_id} --local-dir DIR) and point the node at the directory "
+            "(model:=DIR, or the model.id parameter)")
 
 
 def load_config_json(name_or_path: str) -> Dict[str, Any]:
@@ -54,12 +58,25 @@ def load_config_json(name_or_path: str) -> Dict[str, Any]:
         return json.load(handle)
 
 
-def load_robometer_yaml(name_or_path: str) -> Dict[str, Any]:
+def is_lerobot_export(config: Dict[str, Any]) -> bool:
+    """Tell LeRobot's Robometer export (config.json ``type: robometer`` with ``vlm_config``)."""
+    return config.get("type") == "robometer" and isinstance(config.get("vlm_config"), dict)
+
+
+def load_robometer_yaml(name_or_path: str, config_json: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
+    """Return the Robometer settings: config.yaml, or, for LeRobot's export, the same fields from its config.json."""
     import yaml
+    if config_json is not None and is_lerobot_export(config_json):
+        return {"model": {"base_model_id": config_json.get("base_model_id"),
+                          "use_per_frame_progress_token": config_json.get("use_per_frame_progress_token", True)},
+                "data": {"max_frames": config_json.get("max_frames") or 8},
+                "loss": {"progress_loss_type": config_json.get("progress_loss_type", "discrete"),
+                         "progress_discrete_bins": config_json.get("progress_discrete_bins", 10)},
+                "training": {}}
     path = model_file(name_or_path, "config.yaml")
     if path is None:
         raise CheckpointError(f"{name_or_path}: Robometer checkpoint without config.yaml (base_model_id and "
-                              "progress head settings come from it; the lerobot/Robometer-4B export is not supported)")
+                              "progress head settings come from it)")
     with open(path, encoding="utf-8") as handle:
         return yaml.safe_load(handle) or {}
 
@@ -71,8 +88,8 @@ def detect_backend(config: Dict[str, Any]) -> str:
         return "robometer"
     if any(a in QWEN3_VL_ARCHITECTURES for a in architectures):
         return "qwen3vl"
-    if config.get("type") == "robometer":
-        raise CheckpointError("this is LeRobot's Robometer export (model.model.* keys); load robometer/Robometer-4B")
+    if is_lerobot_export(config):
+        return "robometer"
     raise CheckpointError(f"unsupported architecture {architectures or '(none)'} with model_type "
                           f"{config.get('model_type')!r}; expected one of "
                           f"{list(ROBOMETER_ARCHITECTURES + QWEN3_VL_ARCHITECTURES)}")

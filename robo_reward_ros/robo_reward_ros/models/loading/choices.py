@@ -5,9 +5,13 @@ Parameters and command lines are thus validated before anything heavy loads.
 import os
 import re
 
-PRECISIONS = ("fp32", "bf16", "fp16", "nf4", "int8")
+# nf4/int8 quantize with bitsandbytes; int8wo/int4wo (weight-only, bf16 activations) with torchao,
+# which installs from PyPI wherever torch does (the Jetson path: models/loading/torchao_quantization.py).
+BITSANDBYTES_PRECISIONS = ("nf4", "int8")
+TORCHAO_PRECISIONS = ("int8wo", "int4wo")
+QUANTIZED = BITSANDBYTES_PRECISIONS + TORCHAO_PRECISIONS
+PRECISIONS = ("fp32", "bf16", "fp16") + QUANTIZED
 DEVICES = ("auto", "cuda", "cpu")
-QUANTIZED = ("nf4", "int8")
 
 
 def check_precision(precision: str) -> None:

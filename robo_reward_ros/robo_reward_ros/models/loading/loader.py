@@ -1,11 +1,14 @@
 """One entry point from a model id or directory to a ready reward backend."""
+import logging
 from typing import Any
 
+from robo_reward_ros.models.loading import bundled_demo
 from robo_reward_ros.models.loading import checkpoint_layout as layout
 from robo_reward_ros.models.loading.choices import check_device, check_model_reference, check_precision
 from robo_reward_ros.models.reward_model import RewardModel
 
-BACKENDS = ("auto", "robometer", "roboreward", "topreward")
+BACKENDS = ("auto", "robometer", "roboreward", "topreward", "remote")
+_LOG = logging.getLogger(__name__)
 
 
 def load_reward_model(model: str, backend: str = "auto", precision: str = "bf16", device: str = "auto",
@@ -15,8 +18,13 @@ def load_reward_model(model: str, backend: str = "auto", precision: str = "bf16"
     A plain Qwen3-VL checkpoint can be a RoboReward fine-tune or TOPReward's instruct model, which
     its files cannot tell apart, so ``backend`` must then be given.
     """
+    if bundled_demo.is_bundled_demo(model):  # its base model is built here, not fetched
+        model = bundled_demo.trained_demo_checkpoint(log=_LOG.info)
     if backend not in BACKENDS:
         raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")
+    if backend == "remote":  # model is a robo-reward serve URL; nothing loads here
+        from robo_reward_ros.models.backends.remote import RemoteRewardModel
+        return RemoteRewardModel(model, precision=precision, device=device, **options)
     check_model_reference(model)
     check_precision(precision)
     check_device(device)

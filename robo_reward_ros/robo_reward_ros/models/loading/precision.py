@@ -2,15 +2,19 @@
 
 bf16 is the published dtype and the fastest on CPU; nf4 is how a 4B model fits an 8 GB GPU;
 int8 trades speed for memory on GPU. bitsandbytes >= 0.50 also runs both on CPU (layer widths
-must be multiples of 64 for 4-bit).
+must be multiples of 64 for 4-bit). int8wo/int4wo are torchao's weight-only counterparts, for
+machines where bitsandbytes does not run from a PyPI wheel (Jetson).
 """
 import logging
 from typing import Any, Dict, List, Optional
 
 import torch
 
-from robo_reward_ros.models.loading.choices import (DEVICES, PRECISIONS, QUANTIZED, check_device,  # noqa: F401
-                                                    check_precision)
+from robo_reward_ros.models.loading.choices import (  # noqa: F401
+    BITSANDBYTES_PRECISIONS, DEVICES, PRECISIONS, QUANTIZED, TORCHAO_PRECISIONS, check_device, check_precision)
+
+# The torchao precision and preset to name when bitsandbytes is missing.
+TORCHAO_ALTERNATIVE = {"nf4": ("int4wo", "robometer-4b-int4wo"), "int8": ("int8wo", "robometer-4b-int8wo")}
 
 LOG = logging.getLogger(__name__)
 
@@ -38,13 +42,20 @@ def compute_dtype(precision: str, device: torch.device) -> torch.dtype:
 
 
 def quantization_config(precision: str, device: torch.device, skip_modules: Optional[List[str]] = None):
-    """Return a ``BitsAndBytesConfig`` for nf4/int8, or None for plain dtypes."""
-    if precision not in QUANTIZED:
+    """Return a ``BitsAndBytesConfig`` for nf4/int8, a ``TorchAoConfig`` for int8wo/int4wo, or None."""
+    if precision in TORCHAO_PRECISIONS:
+        from robo_reward_ros.models.loading.torchao_quantization import torchao_config
+        return torchao_config(precision, device, skip_modules)
+    if precision not in BITSANDBYTES_PRECISIONS:
         return None
     try:
         import bitsandbytes  # noqa: F401  (fail here with a clear message, not deep inside transformers)
     except ImportError as exc:
-        raise RuntimeError(f"precision {precision!r} needs the bitsandbytes package: {exc}") from exc
+        alternative, preset = TORCHAO_ALTERNATIVE[precision]
+        raise RuntimeError(f"precision {precision!r} needs the bitsandbytes package ({exc}); without it use "
+                           f"torchao's precision {alternative!r} (preset {preset}, or model.precision "
+                           f"{alternative}), which needs only the torchao wheel from PyPI (Jetson "
+                           "included)") from exc
     from transformers import BitsAndBytesConfig
     skip = list(skip_modules or [])
     if precision == "nf4":

@@ -8,6 +8,8 @@ from __future__ import annotations
 import dataclasses
 from typing import Dict
 
+from robo_reward_ros.models.loading.bundled_demo import TRAINED_MODEL_DIR
+
 
 @dataclasses.dataclass(frozen=True)
 class ModelPreset:
@@ -21,6 +23,12 @@ PRESETS: Dict[str, ModelPreset] = {
     "robometer-4b-nf4": ModelPreset(
         "robometer", "robometer/Robometer-4B", "nf4",
         "Jetson Orin / 8 GB GPUs: progress + success + preference; ~3.3 GB resident reported"),
+    "robometer-4b-int4wo": ModelPreset(
+        "robometer", "robometer/Robometer-4B", "int4wo",
+        "Jetson Orin / 8 GB GPUs from pip alone (torchao, no bitsandbytes): int4 weights, bf16 activations"),
+    "robometer-4b-int8wo": ModelPreset(
+        "robometer", "robometer/Robometer-4B", "int8wo",
+        "torchao int8 weights, bf16 activations: closer to bf16 than int4, ~half its weight memory"),
     "robometer-4b": ModelPreset(
         "robometer", "robometer/Robometer-4B", "bf16",
         "x86 GPU with >= 12 GB: progress + success + preference in bf16"),
@@ -36,6 +44,10 @@ PRESETS: Dict[str, ModelPreset] = {
     "topreward-qwen3vl-4b": ModelPreset(
         "topreward", "Qwen/Qwen3-VL-4B-Instruct", "bf16",
         "training-free, smaller instruct model"),
+    "demo": ModelPreset(
+        "robometer", TRAINED_MODEL_DIR, "fp32",
+        "the small demo model installed with the package: loads offline in seconds, any CPU; "
+        "trained on Meta-World scenes only, for trying the node, not for a robot's task"),
 }
 
 

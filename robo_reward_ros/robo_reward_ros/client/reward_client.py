@@ -1,0 +1,234 @@
+"""A controller's connection to one reward node: steps, task state, reset requests, services.
+
+Steps are matched to a controller's frames by stamp: the step covering frame stamp ``t`` is the
+first step of the episode whose newest frame stamp is at or after ``t`` (the node scores the
+newest window, which holds the newest frame), or the episode's terminal step if it ended first.
+Nothing is ever made up: a step that does not come in time is a StepTimeout, a stamp older than
+the steps still kept is StepUnavailable, an episode that another caller (or a restarted node)
+replaced is EpisodeGone.
+"""
+from __future__ import annotations
+
+import collections
+import itertools
+import os
+import threading
+import time
+from typing import Callable, Deque, List, Optional, Sequence
+
+import rclpy
+from rclpy.executors import SingleThreadedExecutor
+from robo_reward_msgs.msg import FailureEvent, ResetRequest, RewardStep, StageSpec, TaskSpec
+from robo_reward_msgs.msg import TaskState
+from robo_reward_msgs.srv import QueryProgress, SetTask, StartEpisode
+
+from robo_reward_ros.node.messages import to_seconds
+from robo_reward_ros.node.qos_profiles import EVENTS_QOS, LATCHED_LISTENER_QOS
+
+STAMP_TOLERANCE_SEC = 1e-6  # stamps travel as integer nanoseconds
+_CLIENT_IDS = itertools.count()
+
+
+class RewardNodeError(RuntimeError):
+    """The reward node is not there, or refused a request (the message says why)."""
+
+
+class StepTimeout(TimeoutError):
+    """No step covering the frame came in time: the reward is missing, not zero."""
+
+
+class StepUnavailable(LookupError):
+    """The stamp is older than every step the client still keeps."""
+
+
+class EpisodeGone(RuntimeError):
+    """The episode waited on is no longer the node's (a new one started, or the node restarted)."""
+
+
+class RewardClient:
+    """One reward node's steps and services, from a controller's Python code.
+
+    ``namespace``: the node's namespace (``/robot1``); ``node_name``: its name. rclpy is initialised
+    here when the caller has not done so (``context`` for a context of the caller's).
+    """
+
+    def __init__(self, namespace: str = "", node_name: str = "reward_node", history: int = 2000,
+                 context=None) -> None:
+        self._owns_init = context is None and not rclpy.ok()
+        if self._owns_init:
+            rclpy.init()
+        prefix = namespace.rstrip("/")
+        self.node = rclpy.create_node(f"reward_client_{os.getpid()}_{next(_CLIENT_IDS)}",
+                                      namespace=prefix or "/", context=context)
+        self._node_path = f"{prefix}/{node_name}"
+        self._changed = threading.Condition()
+        self._steps: Deque[RewardStep] = collections.deque(maxlen=history)
+        self._dropped_before: Optional[float] = None  # newest stamp that fell out of the history
+        self._state: Optional[TaskState] = None
+        self._failures: Deque[FailureEvent] = collections.deque(maxlen=history)
+        self._reset_callbacks: List[Callable[[ResetRequest], None]] = []
+        self.node.create_subscription(RewardStep, f"{prefix}/reward_step", self._on_step,
+                                      EVENTS_QOS)
+        self.node.create_subscription(TaskState, f"{prefix}/task_state", self._on_state,
+                                      LATCHED_LISTENER_QOS)
+        self.node.create_subscription(FailureEvent, f"{prefix}/failure_events",
+                                      self._on_failure, EVENTS_QOS)
+        self.node.create_subscription(ResetRequest, f"{prefix}/reset_request", self._on_reset,
+                                      EVENTS_QOS)
+        self._start = self.node.create_client(StartEpisode, f"{self._node_path}/start_episode")
+        self._set_task = self.node.create_client(SetTask, f"{self._node_path}/set_task")
+        self._query = self.node.create_client(QueryProgress, f"{self._node_path}/query_progress")
+        self._executor = SingleThreadedExecutor(context=context)
+        self._executor.add_node(self.node)
+        self._spinning = True
+        self._thread = threading.Thread(target=self._spin, name="reward-client", daemon=True)
+        self._thread.start()
+
+    # --- what the node says -------------------------------------------------------------------
+    def latest_step(self) -> Optional[RewardStep]:
+        with self._changed:
+            return self._steps[-1] if self._steps else None
+
+    def steps(self, episode_id: str) -> List[RewardStep]:
+        """Return the steps of an episode still kept, in the order received."""
+        with self._changed:
+            return [s for s in self._steps if s.episode_id == episode_id]
+
+    def task_state(self) -> Optional[TaskState]:
+        with self._changed:
+            return self._state
+
+    def failures(self, episode_id: str) -> List[FailureEvent]:
+        """Failure events of an episode received so far (warnings and terminal ones)."""
+        with self._changed:
+            return [f for f in self._failures if f.episode_id == episode_id]
+
+    def on_reset_request(self, callback: Callable[[ResetRequest], None]) -> None:
+        """Call ``callback(request)`` (on the client's thread) for every reset request."""
+        self._reset_callbacks.append(callback)
+
+    def wait_for_step(self, stamp: float, timeout_sec: float,
+                      episode_id: Optional[str] = None) -> RewardStep:
+        """Return the step covering frame stamp ``stamp`` (of ``episode_id`` when given).
+
+        Raises StepTimeout, StepUnavailable or EpisodeGone; never returns a made-up step.
+        """
+        deadline = time.monotonic() + timeout_sec
+        with self._changed:
+            while True:
+                # The first step at or after an evicted one's stamp may itself be gone.
+                if self._dropped_before is not None and stamp <= self._dropped_before:
+                    raise StepUnavailable(
+                        f"no step for frame stamp {stamp:.3f} s is kept any more (the client "
+                        f"keeps the newest {self._steps.maxlen} steps)")
+                step = self._covering(stamp, episode_id)
+                if step is not None:
+                    return step
+                if episode_id and self._state is not None and self._state.episode_id and \
+                        self._state.episode_id != episode_id:
+                    raise EpisodeGone(
+                        f"episode {episode_id} is no longer running: the node now runs "
+                        f"{self._state.episode_id} ({self._state.reason})")
+                left = deadline - time.monotonic()
+                if left <= 0.0:
+                    raise StepTimeout(f"no step covering frame stamp {stamp:.3f} s within "
+                                      f"{timeout_sec:g} s")
+                self._changed.wait(left)
+
+    def _covering(self, stamp: float, episode_id: Optional[str]) -> Optional[RewardStep]:
+        for step in self._steps:
+            if episode_id and step.episode_id != episode_id:
+                continue
+            if to_seconds(step.header.stamp) >= stamp - STAMP_TOLERANCE_SEC or \
+                    step.terminated or step.truncated:
+                return step
+        return None
+
+    # --- asking the node ----------------------------------------------------------------------
+    def wait_for_node(self, timeout_sec: float) -> bool:
+        """Wait until the node's services are discovered; False when they are not in time."""
+        deadline = time.monotonic() + timeout_sec
+        for client in (self._start, self._set_task):
+            if not client.wait_for_service(timeout_sec=max(0.0, deadline - time.monotonic())):
+                return False
+        return True
+
+    def start_episode(self, episode_id: str = "", reason: str = "controller reset",
+                      timeout_sec: float = 10.0) -> str:
+        """Start a new episode of the current task; returns its id."""
+        response = self._call(self._start, StartEpisode.Request(episode_id=episode_id,
+                                                                reason=reason), timeout_sec)
+        return response.episode_id
+
+    def set_task(self, instructions: Sequence[str], start_episode: bool = True,
+                 timeout_sec: float = 10.0) -> str:
+        """Set a task of one stage per instruction; returns the new episode's id (or "")."""
+        task = TaskSpec(stages=[StageSpec(instruction=text) for text in instructions])
+        response = self._call(self._set_task, SetTask.Request(task=task,
+                                                              start_episode=start_episode),
+                              timeout_sec)
+        return response.episode_id
+
+    def query_progress(self, timeout_sec: float = 10.0):
+        """Score the current window now (QueryProgress response; no reward, no decision)."""
+        return self._call(self._query, QueryProgress.Request(), timeout_sec)
+
+    def _call(self, client, request, timeout_sec: float):
+        deadline = time.monotonic() + timeout_sec
+        if not client.wait_for_service(timeout_sec=timeout_sec):
+            raise RewardNodeError(f"no reward node answers on {client.srv_name} (waited "
+                                  f"{timeout_sec:g} s): is it running, in this namespace?")
+        done = threading.Event()
+        future = client.call_async(request)
+        future.add_done_callback(lambda _: done.set())
+        if not done.wait(max(0.0, deadline - time.monotonic())):
+            client.remove_pending_request(future)
+            raise RewardNodeError(f"{client.srv_name} did not answer within {timeout_sec:g} s")
+        response = future.result()
+        if not response.success:
+            raise RewardNodeError(f"{client.srv_name} refused: {response.message}")
+        return response
+
+    # --- the client's thread ------------------------------------------------------------------
+    def _spin(self) -> None:
+        while self._spinning:
+            try:
+                self._executor.spin_once(timeout_sec=0.1)
+            except Exception:  # the context went down under us: the client is closing
+                if not self._spinning:
+                    return
+                raise
+
+    def _on_step(self, msg: RewardStep) -> None:
+        with self._changed:
+            if len(self._steps) == self._steps.maxlen:
+                self._dropped_before = to_seconds(self._steps[0].header.stamp)
+            self._steps.append(msg)
+            self._changed.notify_all()
+
+    def _on_state(self, msg: TaskState) -> None:
+        with self._changed:
+            self._state = msg
+            self._changed.notify_all()
+
+    def _on_failure(self, msg: FailureEvent) -> None:
+        with self._changed:
+            self._failures.append(msg)
+
+    def _on_reset(self, msg: ResetRequest) -> None:
+        for callback in list(self._reset_callbacks):
+            callback(msg)
+
+    def close(self) -> None:
+        self._spinning = False
+        self._thread.join(timeout=2.0)
+        self._executor.shutdown(timeout_sec=1.0)
+        self.node.destroy_node()
+        if self._owns_init:
+            rclpy.try_shutdown()
+
+    def __enter__(self) -> "RewardClient":
+        return self
+
+    def __exit__(self, *_) -> None:
+        self.close()

@@ -1,0 +1,252 @@
+"""Episode logs that never stop the reward loop: a full disk or an unwritable directory is reported, not fatal.
+
+Scoring, decisions, topics and resets must go on while the log cannot be written. A record that
+cannot be written waits in memory (bounded; estimates beyond the bound are dropped and a
+``log_gap`` record says how many) and is retried, in order, every ``retry_after_sec``: when space
+returns, the log resumes where it stopped, even in the middle of a line a full disk tore. A log
+whose final ``summary`` record never reached the disk is what ``incomplete_episode_logs`` finds.
+"""
+from __future__ import annotations
+
+import collections
+import dataclasses
+import json
+import os
+import shutil
+import time
+from typing import Any, Callable, Deque, Dict, List, Optional, Union
+
+from robo_reward_ros.core.episode_log import read_episode_log, unused_episode_log_path
+
+# Records waiting for the disk, all logs together: about 4 MB of estimates at ~400 bytes each.
+MAX_PENDING_RECORDS = 10000
+
+
+@dataclasses.dataclass
+class LogHealth:
+    """What /diagnostics and the monitor need to know about the episode logs."""
+
+    directory: str
+    error: str = ""  # why the last write failed; "" while everything is written
+    failed_writes: int = 0
+    records_written: int = 0
+    dropped_records: int = 0
+    pending_records: int = 0
+    incomplete_logs: int = 0  # logs still waiting for records (their summary among them)
+    failing_since: Optional[float] = None
+
+
+class _Gap:
+    """Stands in the queue for estimates dropped while the disk was full."""
+
+    def __init__(self) -> None:
+        self.dropped = 0
+
+    def record(self) -> Dict[str, Any]:
+        return {"type": "log_gap", "records_dropped": self.dropped,
+                "reason": "the episode log could not be written (disk full or not writable)"}
+
+
+@dataclasses.dataclass
+class _Item:
+    data: Union[Dict[str, Any], _Gap]
+    durable: bool
+    encoded: Optional[memoryview] = None  # what remains to be written once started
+
+
+class _PendingLog:
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.fd: Optional[int] = None
+        self.queue: Deque[_Item] = collections.deque()
+        self.finished = False
+
+
+def check_log_directory(directory: str) -> str:
+    """Return "" when new logs can be created in ``directory``, else why not (checked at configure)."""
+    try:
+        os.makedirs(directory, mode=0o700, exist_ok=True)
+        probe = os.path.join(directory, f".write-check-{os.getpid()}")
+        fd = os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        try:
+            os.write(fd, b"\n")
+        finally:
+            os.close(fd)
+            os.unlink(probe)
+    except OSError as exc:
+        return f"episode log directory {directory} is not writable: {exc.strerror or exc}"
+    return ""
+
+
+def free_bytes(directory: str) -> Optional[int]:
+    try:
+        return shutil.disk_usage(directory).free
+    except OSError:
+        return None
+
+
+def incomplete_episode_logs(directory: str) -> List[str]:
+    """Find the logs in ``directory`` whose last record is not their ``summary``: the end never reached the disk.
+
+    A kill, a crash or a disk that stayed full until shutdown leaves such a log.
+    """
+    incomplete = []
+    for name in sorted(os.listdir(directory)):
+        if not (name.startswith("episode_") and name.endswith(".jsonl")):
+            continue
+        path = os.path.join(directory, name)
+        try:
+            records = read_episode_log(path)
+        except (OSError, ValueError):
+            incomplete.append(path)
+            continue
+        if not records or records[-1].get("type") != "summary":
+            incomplete.append(path)
+    return incomplete
+
+
+class BestEffortEpisodeLog:
+    """One episode log at a time, plus earlier ones still waiting for the disk. Never raises on I/O.
+
+    Not thread-safe: the task monitor calls it under the pipeline's lock.
+    """
+
+    def __init__(self, directory: str, fsync_estimates: bool = False,
+                 retry_after_sec: float = 1.0, clock: Callable[[], float] = time.monotonic,
+                 max_pending: int = MAX_PENDING_RECORDS) -> None:
+        self.directory = directory
+        self._fsync_estimates = fsync_estimates
+        self._retry_after = retry_after_sec
+        self._clock = clock
+        self._max_pending = max_pending
+        self._logs: List[_PendingLog] = []  # oldest first; the last is current unless finished
+        self._retry_at = 0.0
+        self.health = LogHealth(directory)
+
+    # --- the current episode ------------------------------------------------------------------
+    def open(self, episode_id: str) -> str:
+        """Start the log of a new episode; return its path (the file may only appear later)."""
+        self.finish()
+        path = unused_episode_log_path(self.directory, episode_id, {log.path for log in self._logs})
+        self._logs.append(_PendingLog(path))
+        self._attempt()
+        return path
+
+    @property
+    def current_path(self) -> Optional[str]:
+        return self._logs[-1].path if self._logs and not self._logs[-1].finished else None
+
+    def write_event(self, record: Dict[str, Any]) -> None:
+        self._add(record, durable=True)
+
+    def write_estimate(self, record: Dict[str, Any]) -> None:
+        self._add(record, durable=self._fsync_estimates)
+
+    def finish(self) -> None:
+        """End the current episode's log: no more records; it is closed once all of them are written."""
+        if self._logs and not self._logs[-1].finished:
+            self._logs[-1].finished = True
+            self._attempt()
+
+    def retry(self) -> None:
+        """Write what waits, when a retry is due (call it periodically)."""
+        if self._pending() and self._clock() >= self._retry_at:
+            self._attempt(force=True)
+
+    def close(self) -> None:
+        """Last attempt (shutdown): what still cannot be written stays missing, and detectable."""
+        self.finish()
+        self._attempt(force=True)
+        for log in self._logs:
+            self._close_fd(log)
+        self._logs = []
+
+    # --- internals ----------------------------------------------------------------------------
+    def _pending(self) -> int:
+        return sum(len(log.queue) for log in self._logs)
+
+    def _add(self, record: Dict[str, Any], durable: bool) -> None:
+        if not self._logs or self._logs[-1].finished:
+            return  # no episode log open: nothing to add to
+        queue = self._logs[-1].queue
+        if not durable and self._pending() >= self._max_pending:
+            # Estimates are frequent and one lost is harmless; events are rare and always kept.
+            if not queue or not isinstance(queue[-1].data, _Gap):
+                queue.append(_Item(_Gap(), durable=True))
+            queue[-1].data.dropped += 1
+            self.health.dropped_records += 1
+        else:
+            queue.append(_Item(record, durable))
+        self._attempt()
+
+    def _attempt(self, force: bool = False) -> None:
+        if not force and self.health.error and self._clock() < self._retry_at:
+            self._update_counts()
+            return
+        error = ""
+        for log in list(self._logs):  # each on its own: one file's trouble must not hold the others
+            try:
+                self._drain(log)
+            except OSError as exc:
+                where = f" ({exc.filename})" if exc.filename and exc.filename != log.path else ""
+                error = error or f"cannot write {log.path}: {exc.strerror or exc}{where}"
+                continue
+            if log.finished and not log.queue:
+                self._close_fd(log)
+                self._logs.remove(log)
+        if error:
+            self.health.failed_writes += 1
+            if not self.health.error:
+                self.health.failing_since = self._clock()
+            self._retry_at = self._clock() + self._retry_after
+        else:
+            self.health.failing_since = None
+        self.health.error = error
+        self._update_counts()
+
+    def _drain(self, log: _PendingLog) -> None:
+        if not log.queue:
+            return
+        if log.fd is None:
+            os.makedirs(self.directory, mode=0o700, exist_ok=True)
+            log.fd = os.open(log.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+            _fsync_directory(self.directory)
+        while log.queue:
+            item = log.queue[0]
+            if item.encoded is None:
+                data = item.data.record() if isinstance(item.data, _Gap) else item.data
+                try:
+                    text = json.dumps(data, allow_nan=False, separators=(",", ":"))
+                except (TypeError, ValueError) as exc:  # a bug, not the disk: say so, skip it
+                    text = json.dumps({"type": "unwritable_record", "error": str(exc)})
+                item.encoded = memoryview((text + "\n").encode())
+            while item.encoded:  # a full disk may take part of a line: the rest follows later
+                written = os.write(log.fd, item.encoded)
+                item.encoded = item.encoded[written:]
+            if item.durable:
+                os.fsync(log.fd)
+            log.queue.popleft()
+            self.health.records_written += 1
+
+    def _close_fd(self, log: _PendingLog) -> None:
+        if log.fd is None:
+            return
+        try:
+            os.fsync(log.fd)
+        except OSError:
+            pass  # reported by the writes; closing must not fail
+        os.close(log.fd)
+        log.fd = None
+
+    def _update_counts(self) -> None:
+        self.health.pending_records = self._pending()
+        self.health.incomplete_logs = sum(1 for log in self._logs if log.queue)
+
+
+def _fsync_directory(directory: str) -> None:
+    # A new file's directory entry is only durable once the directory itself is synced.
+    fd = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)

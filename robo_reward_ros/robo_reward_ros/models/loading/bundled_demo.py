@@ -1,0 +1,84 @@
+"""The demo model shipped inside the package, made loadable without a network.
+
+Its weights (trained here with ``robo-reward finetune``) are installed with the package, but a
+Robometer checkpoint names a hub model for its tokenizer and processor (``base_model_id``), which
+a robot without a network cannot fetch. The first load writes a loadable copy to the cache, with
+that base model built offline (Robometer reads only the tokenizer and processor files from it);
+later loads reuse the copy. The ``demo`` preset and ``model:=<the installed weights directory>``
+both load it this way.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+from typing import Callable, Optional
+
+TRAINED_MODEL_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+                                 "data", "demo-robometer")
+TRAINED_FILES = ("config.json", "model.safetensors.index.json", "model-00001-of-00002.safetensors",
+                 "model-00002-of-00002.safetensors")
+
+
+def cache_dir() -> str:
+    """``~/.cache/robo_reward_ros``, or ``ROBO_REWARD_CACHE``."""
+    return os.environ.get("ROBO_REWARD_CACHE") or os.path.join(
+        os.path.expanduser("~"), ".cache", "robo_reward_ros")
+
+
+def trained_model_source() -> Optional[str]:
+    """Return the installed weights of the demo model, or the copy in the cache; None if neither.
+
+    ``python -m robo_reward_ros.training.demo_model`` leaves the copy in the cache.
+    """
+    for folder in (TRAINED_MODEL_DIR, os.path.join(cache_dir(), "demo-robometer-trained-weights")):
+        if all(os.path.isfile(os.path.join(folder, name)) for name in TRAINED_FILES):
+            return folder
+    return None
+
+
+def is_bundled_demo(model: str) -> bool:
+    """Tell whether ``model`` is the installed demo weights directory (however the path is spelled)."""
+    return os.path.isdir(model) and os.path.realpath(model) == os.path.realpath(TRAINED_MODEL_DIR)
+
+
+def trained_demo_checkpoint(log: Callable[[str], None] = print) -> Optional[str]:
+    """Return the demo model as a loadable Robometer checkpoint in the cache; None without the weights.
+
+    Rebuilt only when the installed weights change (their sizes and times are the stamp).
+    """
+    source = trained_model_source()
+    if source is None:
+        return None
+    path = os.path.join(cache_dir(), "demo-robometer-trained")
+    stamp = os.path.join(path, "source.txt")
+    signature = source + "\n" + "\n".join(str(os.path.getsize(os.path.join(source, n))) + " "
+                                          + str(int(os.path.getmtime(os.path.join(source, n))))
+                                          for n in TRAINED_FILES)
+    if os.path.isfile(stamp) and open(stamp).read() == signature:
+        return path
+    from robo_reward_ros.models.testing import tiny_checkpoints
+    log(f"preparing the trained demo model in {path} ...")
+    base = os.path.join(path, "base_model")
+    if not os.path.isfile(os.path.join(base, "tokenizer_config.json")):
+        tiny_checkpoints.build_qwen3vl(base, weights=False)
+    copy_trained_model(source, path, base)
+    with open(stamp, "w") as handle:
+        handle.write(signature)
+    return path
+
+
+def copy_trained_model(source: str, target: str, base_model_id: str) -> str:
+    """Copy the demo model's weights and config.json to ``target``, with a new config.yaml.
+
+    Its ``base_model_id`` (where Robometer reads its tokenizer and processor) is the one given.
+    """
+    import yaml
+    os.makedirs(target, exist_ok=True)
+    for name in TRAINED_FILES:
+        shutil.copyfile(os.path.join(source, name), os.path.join(target, name))
+    with open(os.path.join(source, "config.yaml")) as handle:
+        settings = yaml.safe_load(handle)
+    settings.setdefault("model", {})["base_model_id"] = base_model_id
+    with open(os.path.join(target, "config.yaml"), "w") as handle:
+        yaml.safe_dump(settings, handle, sort_keys=False)
+    return target

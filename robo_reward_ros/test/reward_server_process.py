@@ -1,0 +1,65 @@
+"""`robo-reward serve` as a child process for the tests: started, waited for, killed like a crash."""
+import json
+import os
+import socket
+import sys
+import time
+import urllib.error
+import urllib.request
+from typing import List
+
+from ros_fixtures import RosProcess
+
+SERVER_START_TIMEOUT_SEC = 120.0
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def serve_argv(model_dir: str, port: int, *extra: str) -> List[str]:
+    return [sys.executable, "-m", "robo_reward_ros.cli.main", "serve", "--backend", "robometer",
+            "--model", model_dir, "--precision", "fp32", "--device", "cpu", "--port", str(port),
+            "--num-cpus", "1", *extra]
+
+
+def server_info(url: str, timeout: float = 2.0):
+    """Return the server's /info, or None while it does not answer."""
+    try:
+        with urllib.request.urlopen(url + "/info", timeout=timeout) as response:
+            return json.loads(response.read())
+    except (OSError, ValueError):
+        return None
+
+
+class RewardServerProcess:
+    def __init__(self, model_dir: str, log_dir: str, port: int = 0, extra_args=()) -> None:
+        self.model_dir, self.log_dir, self.extra_args = model_dir, log_dir, tuple(extra_args)
+        self.port = port or free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.starts = 0
+        self.process = None
+
+    def start(self) -> None:
+        """Start and wait until /info answers (the replica has loaded the model)."""
+        self.starts += 1
+        log = os.path.join(self.log_dir, f"serve-{self.port}-{self.starts}.log")
+        self.process = RosProcess(serve_argv(self.model_dir, self.port, *self.extra_args), log)
+        deadline = time.monotonic() + SERVER_START_TIMEOUT_SEC
+        while server_info(self.url) is None:
+            if self.process.popen.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"robo-reward serve did not come up:\n{self.process.output()}")
+            time.sleep(0.2)  # polling the port: the server answers when it is ready
+
+    def kill(self) -> None:
+        """SIGKILL to the server's process group (a crash); waits until the port is closed."""
+        self.process.kill()
+        deadline = time.monotonic() + 30.0
+        while time.monotonic() < deadline:
+            with socket.socket() as probe:
+                if probe.connect_ex(("127.0.0.1", self.port)) != 0:
+                    return
+            time.sleep(0.2)
+        raise RuntimeError(f"port {self.port} still open 30 s after the server was killed")

@@ -1,0 +1,56 @@
+"""A real Meta-World environment here, the reward node (the demo model) in another process.
+
+The Gymnasium wrapper publishes each step's camera frame and returns the node's reward and flags.
+"""
+import math
+
+import pytest
+
+from ros_fixtures import installed_executable
+
+TASK = ["open the drawer", "close the drawer"]
+MAX_STEPS = 200
+
+
+def test_metaworld_steps_get_the_nodes_rewards_and_the_episode_ends_on_its_decision(spawn, tmp_path):
+    pytest.importorskip("metaworld", reason="metaworld is not installed")
+    from robo_reward_ros.client import RewardClient
+    from robo_reward_ros.client.gym_env import RewardNodeEnv
+    from robo_reward_ros.evaluation.metaworld_episodes import CornerCamera, expert_policy, make_env
+    node = spawn([installed_executable("reward_node"), "--ros-args", "-p", "model.preset:=demo",
+                  "-p", "model.device:=cpu", "-p", "inference.rate_hz:=20.0",
+                  "-p", "failure.stall_window_sec:=4.0", "-p", "failure.low_progress_grace_sec:=5.0",
+                  "-p", "timeout.episode_sec:=120.0", "-p", 'episode_log.directory:=""'],
+                 env={"ROBO_REWARD_CACHE": str(tmp_path / "cache")})
+    env, _ = make_env("drawer-open-v3", 0)
+    camera = CornerCamera(env, 224)
+    with RewardClient() as client:
+        assert client.wait_for_node(120.0), node.output()
+        wrapped = RewardNodeEnv(env, client, render=camera.render, instructions=TASK,
+                                step_timeout_sec=30.0)
+        obs, info_at_reset = wrapped.reset(seed=0)
+        assert info_at_reset["episode_id"] and not info_at_reset["reward_missing"], info_at_reset
+        policies = [expert_policy("drawer-open-v3"), expert_policy("drawer-close-v3")]
+        rewards, infos, terminated, truncated = [], [], False, False
+        for _ in range(MAX_STEPS):
+            stage = infos[-1]["stage_index"] if infos and not infos[-1]["reward_missing"] else 0
+            if infos and infos[-1].get("stage_succeeded"):
+                stage += 1  # the step that finished a stage still names it
+            action = policies[min(stage, 1)].get_action(obs)
+            obs, reward, terminated, truncated, info = wrapped.step(action)
+            rewards.append(reward)
+            infos.append(info)
+            if terminated or truncated:
+                break
+        camera.close()
+    print(f"{len(rewards)} steps, return {sum(r for r in rewards if not math.isnan(r)):.3f}, "
+          f"missing {sum(i['reward_missing'] for i in infos)}, end: {infos[-1].get('end_reason')}")
+    assert not any(i["reward_missing"] for i in infos)  # a reward for every environment step
+    assert any(i["stage_succeeded"] and i["stage_index"] == 0 for i in infos)  # stage 1 -> 2
+    assert terminated and not truncated, infos[-1]  # the node decided: the task succeeded
+    assert infos[-1]["stage_index"] == 1 and infos[-1]["stage_count"] == 2
+    # The rewards handed out are the node's episode return (the reset's first step included).
+    assert info_at_reset["episode_return"] + sum(rewards) == pytest.approx(
+        infos[-1]["episode_return"], abs=1e-3)
+    assert all("env_reward" in i for i in infos)
+    assert node.interrupt() == 0, node.output()

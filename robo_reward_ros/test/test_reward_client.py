@@ -1,0 +1,162 @@
+"""The RL contract through real rclpy: the node in its own process, a controller's RewardClient here.
+
+Steps (one per inference step, fused over cameras), terminal steps found by the node's timer, and
+the bad inputs a controller meets: a node not up yet, a stamp older than the steps kept, two
+controllers starting episodes at once, a node restarted mid-episode.
+"""
+import signal
+import threading
+
+import pytest
+from rclpy.qos import qos_profile_sensor_data
+from robo_reward_msgs.msg import RewardEstimate, TaskState
+from sensor_msgs.msg import Image
+
+from robo_reward_ros.client import (EpisodeGone, RewardClient, RewardNodeError, StepTimeout,
+                                    StepUnavailable)
+from robo_reward_ros.node.messages import to_seconds
+from robo_reward_ros.node.qos_profiles import EVENTS_QOS
+from ros_fixtures import SCRIPTED_ENV, reward_node_argv, spin_until
+from scripted_backend import painted
+from test_reward_node import rgb_image
+
+TWO_CAMERAS = "cameras.topics:=[front/image_raw, wrist/image_raw]"
+
+
+@pytest.fixture
+def client():
+    reward_client = RewardClient()
+    yield reward_client
+    reward_client.close()
+
+
+class Cameras:
+    """Painted frames on several camera topics, each frame stamped the same on every camera."""
+
+    def __init__(self, node, topics=("camera/image_raw",), start=100.0):
+        self.pubs = [node.create_publisher(Image, t, qos_profile_sensor_data) for t in topics]
+        self.stamp = start
+
+    def publish(self, progress=0.3, success=0.0, step=0.1):
+        self.stamp += step
+        for pub in self.pubs:
+            pub.publish(rgb_image(painted(progress, success), self.stamp))
+        return self.stamp
+
+
+def test_a_client_before_the_node_then_one_fused_step_per_inference_step(ros_node, spawn, client):
+    with pytest.raises(RewardNodeError, match="no reward node answers"):
+        client.start_episode(timeout_sec=0.5)
+    node = spawn(reward_node_argv(TWO_CAMERAS, "inference.rate_hz:=20.0"), env=SCRIPTED_ENV)
+    assert client.wait_for_node(30.0), node.output()
+    estimates = []
+    ros_node.create_subscription(RewardEstimate, "reward", estimates.append, EVENTS_QOS)
+    cameras = Cameras(ros_node, ("front/image_raw", "wrist/image_raw"))
+    episode = client.set_task(["stack the cups"])
+    steps = []
+    for i in range(8):
+        stamp = cameras.publish(progress=0.1 + 0.05 * i)
+        try:
+            steps.append(client.wait_for_step(stamp, 5.0, episode))
+        except StepTimeout:  # a best-effort frame lost: the next one is covered
+            continue
+    assert len(steps) >= 4
+    spin_until(ros_node, lambda: len(estimates) >= sum(len(s.cameras) for s in steps),
+               what="the per-camera estimates", processes=[node])
+    for step in steps:
+        assert set(step.cameras) <= {"front/image_raw", "wrist/image_raw"} and step.cameras
+        # One estimate per camera of the step, each with the step's reward: never add them up.
+        same = [e for e in estimates if e.episode_id == episode
+                and e.header.stamp == step.header.stamp and e.camera in step.cameras]
+        assert sorted(e.camera for e in same) == sorted(step.cameras), (step, estimates)
+        assert all(e.reward == pytest.approx(step.reward) for e in same)
+    received = client.steps(episode)
+    assert [s.step_index for s in received] == list(range(len(received)))
+    assert received[-1].episode_return == pytest.approx(sum(s.reward for s in received), abs=1e-4)
+    assert any(len(s.cameras) == 2 for s in received)  # fused: both cameras in one step
+    assert client.query_progress().progress == pytest.approx(0.45, abs=0.01)
+    assert node.interrupt() == 0, node.output()
+
+
+def test_a_time_limit_found_by_the_timer_ends_with_one_truncated_step(ros_node, spawn, client):
+    """Before: the timer's terminal reward was computed and never published."""
+    node = spawn(reward_node_argv("timeout.episode_sec:=1.5", "cameras.stale_after_sec:=30.0"),
+                 env=SCRIPTED_ENV)
+    assert client.wait_for_node(30.0), node.output()
+    cameras = Cameras(ros_node)
+    episode = client.set_task(["stack the cups"])
+    client.wait_for_step(cameras.publish(), 10.0, episode)
+    # No more frames: only the node's timer can end the episode.
+    end = client.wait_for_step(1e12, 10.0, episode)
+    assert end.truncated and not end.terminated and end.status == TaskState.STATUS_TIMED_OUT
+    assert list(end.cameras) == [] and "limit" in end.end_reason
+    terminal = [s for s in client.steps(episode) if s.terminated or s.truncated]
+    assert len(terminal) == 1
+    assert node.interrupt() == 0, node.output()
+
+
+def test_a_step_older_than_the_kept_ones_is_refused_not_made_up(ros_node, spawn):
+    node = spawn(reward_node_argv("inference.rate_hz:=20.0"), env=SCRIPTED_ENV)
+    with RewardClient(history=3) as client:
+        assert client.wait_for_node(30.0), node.output()
+        cameras = Cameras(ros_node)
+        episode = client.set_task(["stack the cups"])
+        first = cameras.publish()
+        client.wait_for_step(first, 10.0, episode)
+        for _ in range(6):
+            stamp = cameras.publish()
+            try:
+                client.wait_for_step(stamp, 5.0, episode)
+            except StepTimeout:
+                continue
+        with pytest.raises(StepUnavailable, match="keeps the newest 3 steps"):
+            client.wait_for_step(first, 1.0, episode)
+        with pytest.raises(StepTimeout):  # a frame nobody sent: missing, not zero
+            client.wait_for_step(cameras.stamp + 100.0, 0.5, episode)
+    assert node.interrupt() == 0, node.output()
+
+
+def test_two_controllers_starting_episodes_at_once_both_get_answers(ros_node, spawn):
+    node = spawn(reward_node_argv("instruction:=stack the cups"), env=SCRIPTED_ENV)
+    with RewardClient() as first, RewardClient() as second:
+        assert first.wait_for_node(30.0) and second.wait_for_node(30.0), node.output()
+        ids, barrier = {}, threading.Barrier(2)
+
+        def start(name, client):
+            barrier.wait()
+            ids[name] = client.start_episode(reason=f"controller {name}")
+
+        threads = [threading.Thread(target=start, args=(n, c))
+                   for n, c in (("a", first), ("b", second))]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(30.0)
+        assert len(set(ids.values())) == 2, ids  # two answers, two episodes
+        spin_until(ros_node, lambda: first.task_state() is not None
+                   and first.task_state().episode_id in ids.values(),
+                   what="the task state of the episode that won", processes=[node])
+        current = first.task_state().episode_id
+        replaced = next(i for i in ids.values() if i != current)
+        with pytest.raises(EpisodeGone, match=f"episode {replaced} is no longer running"):
+            first.wait_for_step(1e12, 5.0, replaced)
+    assert node.interrupt() == 0, node.output()
+
+
+def test_a_node_restarted_mid_episode_is_an_episode_gone_not_a_hang(ros_node, spawn, client):
+    argv = reward_node_argv("instruction:=stack the cups")
+    node = spawn(argv, env=SCRIPTED_ENV)
+    assert client.wait_for_node(30.0), node.output()
+    cameras = Cameras(ros_node)
+    episode = client.start_episode()
+    client.wait_for_step(cameras.publish(), 10.0, episode)
+    node.popen.send_signal(signal.SIGKILL)
+    node.popen.wait(30)
+    restarted = spawn(argv, env=SCRIPTED_ENV)
+    spin_until(ros_node, lambda: cameras.publish() and client.task_state() is not None
+               and client.task_state().episode_id not in ("", episode),
+               what="the restarted node's episode", processes=[restarted])
+    with pytest.raises(EpisodeGone):
+        client.wait_for_step(cameras.stamp + 10.0, 5.0, episode)
+    assert to_seconds(client.latest_step().header.stamp) > 0.0
+    assert restarted.interrupt() == 0, restarted.output()
