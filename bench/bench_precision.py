@@ -103,6 +103,18 @@ def worker(args):
     from step_traffic import formula_weight_bytes, measure
     instruction = "put the green stick in the brown bowl"
     traffic = measure(model.model, lambda: (model.reset(), model.score(instruction, frames)))
+    # The next step of a stream (the node's window keeps the stage's first frame, one new frame):
+    # what the cached path still computes.
+    newest = Frame(stamp=8 / 3.0, rgb=rng.integers(0, 256, (224, 224, 3), dtype=np.uint8))
+    next_window = frames[:1] + frames[2:] + [newest]
+    traffic_by_step = {}
+    for kind, prefix in (("vision_cached", False), ("cached", True)):  # vision_cached: before issue 19
+        model.prefix_cache.enabled = prefix
+        model.reset()
+        model.score(instruction, frames)
+        traffic_by_step[kind] = measure(model.model, lambda: model.score(instruction, next_window))
+        traffic_by_step[kind].pop("shapes")
+    model.prefix_cache.enabled = True
     # The final hidden state at the progress tokens (what the heads read): a drift measure that does
     # not depend on how sharply a head's random weights turn it into a probability.
     from robo_reward_ros.models.backends.robometer_special_tokens import PROG_TOKEN
@@ -117,7 +129,8 @@ def worker(args):
            "first_step_s": times[0], "step_s": statistics.median(times[1:]),
            "progress_last": float(out.progress[-1]), "progress": out.progress.tolist(),
            "success": out.success.tolist(), "head_rows": head_rows.cpu().numpy().round(5).tolist(),
-           "traffic": traffic, "threads": torch.get_num_threads()}
+           "traffic": traffic, "traffic_cached_step": traffic_by_step["cached"],
+           "traffic_vision_cached_step": traffic_by_step["vision_cached"], "threads": torch.get_num_threads()}
     print(json.dumps(row))
     return 0
 
@@ -183,8 +196,16 @@ def format_table(rows, ratio_rows):
     return "\n".join(lines)
 
 
+STEP_KINDS = (("full", "traffic"), ("vision", "traffic_vision_cached_step"), ("cached", "traffic_cached_step"))
+
+
 def jetson_projection(rows, size="4b"):
-    """Bytes and FLOPs of a ``size`` Robometer step per precision, from the largest measured model's rows."""
+    """Bytes and FLOPs of a ``size`` Robometer step per precision and step kind, from the largest measured model's rows.
+
+    "full": the first step of a stage (nothing cached); "vision": a later one with only the vision
+    features cached (one new frame's vision work, the whole language model); "cached": also the
+    instruction's and the first frame's KV cache (the language model from the first progress token on).
+    """
     from step_traffic import carry_to
     measured = [r for r in rows if r["precision"] == "bf16"]
     if not measured:
@@ -192,17 +213,21 @@ def jetson_projection(rows, size="4b"):
     source = max(measured, key=lambda r: r["params_m"])
     out = []
     for precision in dict.fromkeys(r["precision"].replace("-pre", "") for r in rows):
-        traffic = carry_to(size, source["traffic"]["rows_per_module"], precision)
-        bounds = {name: max(traffic["bytes"] / bandwidth, traffic["flops"] / flops)
-                  for name, bandwidth, flops in JETSONS}
-        memory = {name: traffic["bytes"] / bandwidth for name, bandwidth, _ in JETSONS}
-        out.append({"precision": precision, **traffic, "memory_bound_s": memory, "projected_s": bounds})
+        for kind, field in STEP_KINDS:
+            if field not in source:
+                continue
+            traffic = carry_to(size, source[field]["rows_per_module"], precision)
+            bounds = {name: max(traffic["bytes"] / bandwidth, traffic["flops"] / flops)
+                      for name, bandwidth, flops in JETSONS}
+            memory = {name: traffic["bytes"] / bandwidth for name, bandwidth, _ in JETSONS}
+            out.append({"precision": precision, "step": kind, **traffic, "memory_bound_s": memory,
+                        "projected_s": bounds})
     return source["model"], out
 
 
 def format_projection(source, projection, size="4b"):
     names = [name for name, _, _ in JETSONS]
-    head = (f"{'precision':<10} {'weights_GB':>10} {'acts_GB':>8} {'GB/step':>8} {'TFLOP':>6} "
+    head = (f"{'precision':<10} {'step':<7} {'weights_GB':>10} {'acts_GB':>8} {'GB/step':>8} {'TFLOP':>6} "
             + " ".join(f"{n + ' ms':>24}" for n in names))
     lines = [f"PROJECTION (not measured): Robometer {size} step (8 frames, 224 px) on Jetson Orin, from the bytes "
              f"and rows measured on '{source}' carried to the {size} shapes; ms = max(bytes / bandwidth, "
@@ -210,8 +235,8 @@ def format_projection(source, projection, size="4b"):
     for p in projection:
         cells = " ".join(f"{p['projected_s'][n] * 1e3:>10.0f} ({p['memory_bound_s'][n] * 1e3:>5.0f} mem)"
                          .rjust(24) for n in names)
-        lines.append(f"{p['precision']:<10} {p['weight_bytes'] / 1e9:>10.2f} {p['activation_bytes'] / 1e9:>8.2f} "
-                     f"{p['bytes'] / 1e9:>8.2f} {p['flops'] / 1e12:>6.2f} {cells}")
+        lines.append(f"{p['precision']:<10} {p.get('step', 'full'):<7} {p['weight_bytes'] / 1e9:>10.2f} "
+                     f"{p['activation_bytes'] / 1e9:>8.2f} {p['bytes'] / 1e9:>8.2f} {p['flops'] / 1e12:>6.2f} {cells}")
     return "\n".join(lines)
 
 

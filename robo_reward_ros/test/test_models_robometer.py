@@ -68,6 +68,25 @@ def test_cached_vision_features_match_uncached_over_a_sliding_window(robometer_f
     assert len(robometer_fp32.vision_cache) <= 8
 
 
+def test_prefix_kv_cache_matches_full_recompute_as_the_window_grows_and_slides(robometer_fp32):
+    """The instruction and the window's first frame are reused; every frame's outputs stay those of a full pass."""
+    frames = make_frames(14, seed=8)
+    robometer_fp32.reset()
+    cache = robometer_fp32.prefix_cache
+    reused_before = cache.reused_tokens
+    queries = [("open the drawer", frames[:end]) for end in range(1, 15)]
+    queries += [("close the drawer", frames[:9]), ("close the drawer", frames[3:12])]  # new task, new first frame
+    for instruction, window in queries:
+        cached = robometer_fp32.score_batch(instruction, [window], use_cache=True)[0]
+        full = robometer_fp32.score_batch(instruction, [window], use_cache=False)[0]
+        np.testing.assert_allclose(cached.progress, full.progress, atol=1e-4)
+        np.testing.assert_allclose(cached.success, full.success, atol=1e-4)
+        np.testing.assert_array_equal(cached.stamps, full.stamps)
+    prompt_and_first_frame = int(np.nonzero(
+        robometer_fp32.progress_sequence("open the drawer", frames[:2]).input_ids == 151673)[0][0])
+    assert cache.reused_tokens - reused_before >= 12 * prompt_and_first_frame
+
+
 def test_batch_of_cameras_equals_separate_queries(robometer_fp32):
     a, b = make_frames(8, seed=4), make_frames(5, seed=5)
     batched = robometer_fp32.score_batch("wipe", [a, b])

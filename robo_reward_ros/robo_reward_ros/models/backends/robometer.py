@@ -15,6 +15,7 @@ from robo_reward_ros.models.backends.robometer_special_tokens import (PREF_TOKEN
                                                                       add_robometer_tokens)
 from robo_reward_ros.models.loading import checkpoint_layout as layout
 from robo_reward_ros.models.loading.precision import checkpoint_kwargs
+from robo_reward_ros.models.qwen.prefix_kv_cache import PrefixKVCache
 from robo_reward_ros.models.qwen.processing import QwenProcessing
 from robo_reward_ros.models.qwen.sequences import QwenSequence, collate, vision_inputs
 from robo_reward_ros.models.qwen.vision_feature_cache import VisionBlock, feature_source, pixel_key
@@ -46,12 +47,14 @@ class RobometerBackend(QwenRewardBackend):
     def __init__(self, model_id: str, precision: str = "bf16", device: str = "auto", max_frames: Optional[int] = None,
                  frame_selection: str = "linspace", pad_short_windows: bool = False, cache_vision: bool = True,
                  vision_runtime: str = "torch", vision_onnx: Optional[str] = None,
-                 onnx_providers: Optional[Sequence[str]] = None) -> None:
+                 onnx_providers: Optional[Sequence[str]] = None, cache_prefix: bool = True) -> None:
         """``pad_short_windows``: repeat the last frame up to ``max_frames`` as the training loaders do.
 
-        The published inference code passes short windows as they are.
+        The published inference code passes short windows as they are. ``cache_prefix`` keeps the KV
+        cache of the instruction and the window's first frame between single-clip queries.
         """
         super().__init__(model_id, device, cache_vision, vision_runtime, vision_onnx, onnx_providers)
+        self.prefix_cache = PrefixKVCache(enabled=cache_prefix)
         self.precision = precision
         config_json = layout.load_config_json(model_id)
         if layout.detect_backend(config_json) != "robometer":
@@ -180,14 +183,23 @@ class RobometerBackend(QwenRewardBackend):
         """Clips with their own instructions in one forward (a reward server batching several robots)."""
         chosen = [self.select(clip) for _, clip in items]
         sequences = [self.progress_sequence(instruction, clip) for (instruction, _), clip in zip(items, chosen)]
-        hidden = self.last_hidden_states(sequences, use_cache)
         prog_id = self.token_ids[PROG_TOKEN]
+        token_positions = [np.nonzero(seq.input_ids == prog_id)[0] for seq in sequences]
+        use_cache = self.vision_cache.enabled if use_cache is None else use_cache
+        first_row = 0
+        if use_cache and self.prefix_cache.enabled and len(sequences) == 1:
+            output, first_row = self.prefix_cache.forward(
+                self.model.model, self.model.model, sequences[0], self.vision_cache,
+                self.processing.image.merge_size, self.device, read_from=int(token_positions[0][0]))
+            hidden = output.last_hidden_state
+        else:
+            hidden = self.last_hidden_states(sequences, use_cache)
         outputs = []
-        for row, (seq, clip) in enumerate(zip(sequences, chosen)):
-            positions = np.nonzero(seq.input_ids == prog_id)[0]
+        for row, (positions, clip) in enumerate(zip(token_positions, chosen)):
             if len(positions) != len(clip):
                 raise RuntimeError(f"{len(positions)} progress tokens for {len(clip)} frames")
-            progress_logits, success_logits, _ = self.model.head_outputs(hidden[row, torch.from_numpy(positions)])
+            rows = torch.from_numpy(positions - first_row)
+            progress_logits, success_logits, _ = self.model.head_outputs(hidden[row, rows])
             progress = decode_progress(progress_logits).float().cpu().numpy()
             success = torch.sigmoid(success_logits[:, 0]).float().cpu().numpy()
             outputs.append(_per_unique_stamp(progress, success, [f.stamp for f in clip], self.name))
@@ -203,6 +215,10 @@ class RobometerBackend(QwenRewardBackend):
         position = int(np.nonzero(seq.input_ids == self.token_ids[PREF_TOKEN])[0][-1])
         _, _, preference_logit = self.model.head_outputs(hidden[0, position:position + 1])
         return float(torch.sigmoid(preference_logit.float())[0, 0])
+
+    def reset(self) -> None:
+        super().reset()
+        self.prefix_cache.clear()
 
 
 def _per_unique_stamp(progress: np.ndarray, success: np.ndarray, stamps: List[float], backend: str) -> ModelOutput:

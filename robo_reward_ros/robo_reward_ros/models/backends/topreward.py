@@ -13,8 +13,8 @@ import torch
 from robo_reward_ros.models.backends.base import QwenRewardBackend
 from robo_reward_ros.models.backends.frame_selection import tail_indices
 from robo_reward_ros.models.backends.topreward_normalization import CausalMinMax, hindsight_progress, prefix_lengths
-from robo_reward_ros.models.backends.topreward_prefix_cache import PrefixKVCache, last_two_logits_uncached
 from robo_reward_ros.models.qwen.loading import load_qwen3vl
+from robo_reward_ros.models.qwen.prefix_kv_cache import PrefixKVCache
 from robo_reward_ros.models.qwen.sequences import QwenSequence
 from robo_reward_ros.models.qwen.video_blocks import video_blocks
 from robo_reward_ros.models.qwen.vision_feature_cache import pixel_key
@@ -109,14 +109,28 @@ class TOPRewardBackend(QwenRewardBackend):
         if use_cache is None:
             use_cache = (self.prefix_cache.enabled or self.vision_cache.enabled
                          or self.vision_cache.encoder is not None)  # the ONNX encoder runs on the cached path
-        if use_cache:
-            logits = self.prefix_cache.last_two_logits(self.model, seq, self.vision_cache,
-                                                       self.processing.video.merge_size, self.device)
+        if use_cache:  # the score is read from the second-to-last position
+            output, _ = self.prefix_cache.forward(self.model, self.model.model, seq, self.vision_cache,
+                                                  self.processing.video.merge_size, self.device,
+                                                  read_from=len(seq.input_ids) - 2, logits_to_keep=2)
+            logits = output.logits[0, -2:].float()
         else:
-            logits = last_two_logits_uncached(self.model, seq, self.device)
+            logits = self._last_two_logits_uncached(seq)
         log_softmax = torch.log_softmax(logits[0], dim=-1)
         scored = int(seq.input_ids[-1])
         return float(log_softmax[scored]), float(log_softmax[self.false_id])
+
+    @torch.inference_mode()
+    def _last_two_logits_uncached(self, seq: QwenSequence) -> torch.Tensor:
+        """Run the reference: one plain forward with the whole clip's pixels, as the processor lays them out."""
+        ids = torch.from_numpy(seq.input_ids)[None].to(self.device)
+        types = torch.from_numpy(seq.mm_token_type_ids)[None].to(self.device)
+        patches, video_grid = seq.whole_video()
+        pixels = torch.from_numpy(patches).to(self.device)
+        grid = torch.tensor([video_grid], dtype=torch.long, device=self.device)
+        output = self.model(input_ids=ids, mm_token_type_ids=types, pixel_values_videos=pixels, video_grid_thw=grid,
+                            logits_to_keep=2, use_cache=False)
+        return output.logits[0, -2:].float()
 
     def score(self, instruction: str, frames: Sequence[Frame]) -> ModelOutput:
         """Online: the newest ``max_frames`` as one video, normalised causally within the episode."""
