@@ -30,10 +30,11 @@ from sensor_msgs.msg import Image
 from std_srvs.srv import Trigger
 
 from robo_reward_ros.evaluation.synthetic_scene import render_scene
+from robo_reward_ros.evaluation.live_replay import stop_process
 from robo_reward_ros.evaluation.demo_assets import demo_checkpoint
 from robo_reward_ros.node.qos_profiles import EVENTS_QOS, LATCHED_LISTENER_QOS
 from robo_reward_ros.node.messages import to_time
-from soak_schedule import run_schedule, stop_node, wait_until_serving
+from soak_schedule import run_schedule, wait_until_serving
 
 TASKS = [["put the red block on the green square"],
          ["pick up the red block", "place it on the green square"]]
@@ -202,7 +203,7 @@ def run(args: argparse.Namespace) -> Dict:
         crashed = run_schedule(ros, child, start, args.minutes, [
             (0.0, frame), (args.task_period, task), (args.flap_period, flap), (0.0, sample)])
     finally:
-        exit_code = stop_node(child, 30.0)
+        exit_code = stop_process(child, 30.0)
         log.seek(0)
         output = log.read().decode("utf-8", "replace")
         log.close()

@@ -36,10 +36,11 @@ from std_srvs.srv import Trigger
 from robo_reward_ros.core.best_effort_log import incomplete_episode_logs
 from robo_reward_ros.core.episode_log import read_episode_log
 from robo_reward_ros.evaluation.demo_assets import demo_checkpoint
+from robo_reward_ros.evaluation.live_replay import stop_process
 from robo_reward_ros.evaluation.synthetic_scene import render_scene
 from robo_reward_ros.node.messages import to_time
 from robo_reward_ros.node.qos_profiles import EVENTS_QOS
-from soak_schedule import run_schedule, stop_node, wait_until_serving
+from soak_schedule import run_schedule, wait_until_serving
 
 INSTRUCTION = "put the red block on the green square"
 
@@ -193,7 +194,7 @@ def run(args: argparse.Namespace) -> Dict:
                 < len(robot.reset_requested)):
             rclpy.spin_once(ros, timeout_sec=0.1)
     finally:
-        exit_code = stop_node(child, 60.0)
+        exit_code = stop_process(child, 60.0)
         reader.join(timeout=5)
         ros.destroy_node()
         rclpy.try_shutdown()

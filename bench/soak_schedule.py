@@ -6,8 +6,6 @@ dies, which a soak reports as a crash.
 """
 from __future__ import annotations
 
-import signal
-import subprocess
 import time
 from typing import Callable, List, Sequence, Tuple
 
@@ -40,14 +38,3 @@ def run_schedule(ros, child, start: float, minutes: float,
                     due[index] = now + period
         rclpy.spin_once(ros, timeout_sec=max(0.0, min(due) - time.monotonic()))
     return False
-
-
-def stop_node(child, timeout_sec: float) -> int:
-    """SIGINT the node as Ctrl-C would; SIGKILL it if it has not exited in time. Returns its exit code."""
-    if child.poll() is None:
-        child.send_signal(signal.SIGINT)
-    try:
-        return child.wait(timeout=timeout_sec)
-    except subprocess.TimeoutExpired:
-        child.kill()
-        return child.wait()
