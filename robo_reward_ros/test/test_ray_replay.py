@@ -8,6 +8,7 @@ kill a worker in the middle of a bag. The driver's own (single-process) runs are
 import contextlib
 import io
 import json
+import math
 import os
 import shutil
 import signal
@@ -113,17 +114,34 @@ def _episodes(out):
         return json.load(handle)
 
 
+def _assert_same_to_round_off(got, want, where="rows"):
+    """Equal but for float32 round-off: a Ray worker runs torch on its CPU share (one thread), the
+    driver on all cores, and a different intra-op split changes the last bits of a sum."""
+    if isinstance(want, float) and isinstance(got, (int, float)):
+        assert math.isclose(got, want, rel_tol=1e-5, abs_tol=1e-6), f"{where}: {got} != {want}"
+    elif isinstance(want, dict):
+        assert isinstance(got, dict) and got.keys() == want.keys(), f"{where}: {got} != {want}"
+        for key in want:
+            _assert_same_to_round_off(got[key], want[key], f"{where}.{key}")
+    elif isinstance(want, list):
+        assert isinstance(got, list) and len(got) == len(want), f"{where}: {got} != {want}"
+        for index, (a, b) in enumerate(zip(got, want)):
+            _assert_same_to_round_off(a, b, f"{where}[{index}]")
+    else:
+        assert got == want, f"{where}: {got!r} != {want!r}"
+
+
 def test_ray_run_writes_the_single_process_runs_estimates_events_and_decisions(model_runs):
     single, on_ray = model_runs["single"], model_runs["ray"]
-    assert _rows(on_ray, "estimates") == _rows(single, "estimates")
+    _assert_same_to_round_off(_rows(on_ray, "estimates"), _rows(single, "estimates"), "estimates")
     assert len(_rows(single, "estimates")) >= 8
-    assert _rows(on_ray, "events") == _rows(single, "events")
+    _assert_same_to_round_off(_rows(on_ray, "events"), _rows(single, "events"), "events")
     # Decisions (detected success, first failure) and every other per-episode field, in bag order.
-    assert _episodes(on_ray)["episodes"] == _episodes(single)["episodes"]
+    _assert_same_to_round_off(_episodes(on_ray)["episodes"], _episodes(single)["episodes"], "episodes")
     assert [e["name"] for e in _episodes(on_ray)["episodes"]] == ["robot", "scene_0", "scene_1", "scene_2"]
     assert sorted(os.listdir(os.path.join(on_ray, "scored"))) == sorted(os.listdir(os.path.join(single, "scored")))
     with open(os.path.join(on_ray, "events.csv")) as a, open(os.path.join(single, "events.csv")) as b:
-        assert a.read() == b.read()
+        assert a.read() == b.read()  # these events' texts quote no model output
 
 
 def test_an_unreadable_bag_is_reported_and_skipped_and_the_rest_scored(model_runs):
