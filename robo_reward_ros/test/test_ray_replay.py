@@ -115,8 +115,11 @@ def _episodes(out):
 
 
 def _assert_same_to_round_off(got, want, where="rows"):
-    """Equal but for float32 round-off: a Ray worker runs torch on its CPU share (one thread), the
-    driver on all cores, and a different intra-op split changes the last bits of a sum."""
+    """Assert equality except for float32 round-off.
+
+    A Ray worker runs torch on its CPU share (one thread), the driver on all cores, and another
+    intra-op split changes the last bits of a sum.
+    """
     if isinstance(want, float) and isinstance(got, (int, float)):
         assert math.isclose(got, want, rel_tol=1e-5, abs_tol=1e-6), f"{where}: {got} != {want}"
     elif isinstance(want, dict):
