@@ -31,11 +31,17 @@ def client():
 
 
 class Cameras:
-    """Painted frames on several camera topics, each frame stamped the same on every camera."""
+    """Painted frames on several camera topics, each frame stamped the same on every camera.
 
-    def __init__(self, node, topics=("camera/image_raw",), start=100.0):
+    Frames are best effort, so one published before the node's subscription is discovered is
+    simply lost: the constructor waits for that discovery.
+    """
+
+    def __init__(self, node, processes, topics=("camera/image_raw",), start=100.0):
         self.pubs = [node.create_publisher(Image, t, qos_profile_sensor_data) for t in topics]
         self.stamp = start
+        spin_until(node, lambda: all(p.get_subscription_count() > 0 for p in self.pubs),
+                   what="the reward node's camera subscriptions", processes=processes)
 
     def publish(self, progress=0.3, success=0.0, step=0.1):
         self.stamp += step
@@ -51,7 +57,7 @@ def test_a_client_before_the_node_then_one_fused_step_per_inference_step(ros_nod
     assert client.wait_for_node(30.0), node.output()
     estimates = []
     ros_node.create_subscription(RewardEstimate, "reward", estimates.append, EVENTS_QOS)
-    cameras = Cameras(ros_node, ("front/image_raw", "wrist/image_raw"))
+    cameras = Cameras(ros_node, [node], ("front/image_raw", "wrist/image_raw"))
     episode = client.set_task(["stack the cups"])
     steps = []
     for i in range(8):
@@ -83,7 +89,7 @@ def test_a_time_limit_found_by_the_timer_ends_with_one_truncated_step(ros_node, 
     node = spawn(reward_node_argv("timeout.episode_sec:=1.5", "cameras.stale_after_sec:=30.0"),
                  env=SCRIPTED_ENV)
     assert client.wait_for_node(30.0), node.output()
-    cameras = Cameras(ros_node)
+    cameras = Cameras(ros_node, [node])
     episode = client.set_task(["stack the cups"])
     client.wait_for_step(cameras.publish(), 10.0, episode)
     # No more frames: only the node's timer can end the episode.
@@ -99,7 +105,7 @@ def test_a_step_older_than_the_kept_ones_is_refused_not_made_up(ros_node, spawn)
     node = spawn(reward_node_argv("inference.rate_hz:=20.0"), env=SCRIPTED_ENV)
     with RewardClient(history=3) as client:
         assert client.wait_for_node(30.0), node.output()
-        cameras = Cameras(ros_node)
+        cameras = Cameras(ros_node, [node])
         episode = client.set_task(["stack the cups"])
         first = cameras.publish()
         client.wait_for_step(first, 10.0, episode)
@@ -147,7 +153,7 @@ def test_a_node_restarted_mid_episode_is_an_episode_gone_not_a_hang(ros_node, sp
     argv = reward_node_argv("instruction:=stack the cups")
     node = spawn(argv, env=SCRIPTED_ENV)
     assert client.wait_for_node(30.0), node.output()
-    cameras = Cameras(ros_node)
+    cameras = Cameras(ros_node, [node])
     episode = client.start_episode()
     client.wait_for_step(cameras.publish(), 10.0, episode)
     node.popen.send_signal(signal.SIGKILL)

@@ -65,8 +65,15 @@ class RewardNodeEnv(gymnasium.Wrapper):
         return obs, float(step.reward), bool(step.terminated), \
             bool(step.truncated or env_truncated), info
 
+    def _wait_for_the_nodes_subscription(self) -> None:
+        """Wait (bounded) for the node to subscribe: a frame sent before that reaches nobody."""
+        deadline = time.monotonic() + self._timeout
+        while self._publisher.get_subscription_count() == 0 and time.monotonic() < deadline:
+            time.sleep(0.02)  # discovery runs in the middleware's threads; nothing to spin here
+
     def _publish_and_wait(self):
         """Publish the current frame; return the node's step covering it, or None when missing."""
+        self._wait_for_the_nodes_subscription()
         stamp = max(time.time(), self._last_stamp + 1e-3)  # a camera's clock never goes back
         self._last_stamp = stamp
         rgb = np.ascontiguousarray(self._render(), dtype=np.uint8)
