@@ -20,6 +20,11 @@ os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
 os.environ.pop("ROS_LOCALHOST_ONLY", None)
 os.environ["ROS_LOG_DIR"] = tempfile.mkdtemp(prefix="robo_reward_test_roslog_")
 os.environ.setdefault("RCUTILS_LOGGING_BUFFERED_STREAM", "0")
+# Service replies wait for a new client's reader instead of being dropped after 100 ms (the
+# installed profile users are told to set; Fast DDS 3 reads the first name, Fast DDS 2 the second).
+_REPLIES_PROFILE = os.path.join(_SOURCE, "config", "fastdds_service_replies.xml")
+for _name in ("FASTDDS_DEFAULT_PROFILES_FILE", "FASTRTPS_DEFAULT_PROFILES_FILE"):
+    os.environ.setdefault(_name, _REPLIES_PROFILE)
 # MuJoCo picks its GL backend at first import: offscreen EGL (Mesa) for every test module.
 os.environ.setdefault("MUJOCO_GL", "egl")
 # No model hub here: a model id must fail at once, never wait on the network.

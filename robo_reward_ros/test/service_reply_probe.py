@@ -1,0 +1,38 @@
+"""A service server that says how long the middleware held it on a reply nobody could take.
+
+The test's client asks for replies its reader can never match (transient-local against the
+server's volatile writer), twice; rclpy sends a reply right after its callback, so the second
+callback starts once the first reply's wait in rmw_fastrtps has run out.
+"""
+import time
+
+import rclpy
+from rcl_interfaces.srv import ListParameters
+from rclpy.executors import ExternalShutdownException
+
+
+def main() -> int:
+    rclpy.init()
+    node = rclpy.create_node("service_reply_probe")
+    starts = []
+
+    def answer(request, response):
+        starts.append(time.monotonic())
+        if len(starts) == 2:
+            print(f"second request served {starts[1] - starts[0]:.3f} s after the first",
+                  flush=True)
+        return response
+
+    node.create_service(ListParameters, "reply_probe", answer)
+    try:
+        rclpy.spin(node)
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass
+    finally:
+        node.destroy_node()
+        rclpy.try_shutdown()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
