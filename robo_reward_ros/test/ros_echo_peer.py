@@ -30,6 +30,11 @@ def main() -> int:
         def answer(request, response, srv=srv):
             return filled(srv.Response, reply_seed(request))
         keep.append(node.create_service(srv, f"roundtrip/{srv.__name__}", answer))
+    return spin_until_stopped(node)
+
+
+def spin_until_stopped(node) -> int:
+    """Serve until SIGINT or the context's shutdown, then leave cleanly (exit status 0)."""
     try:
         rclpy.spin(node)
     except (KeyboardInterrupt, ExternalShutdownException):

@@ -8,7 +8,8 @@ import time
 
 import rclpy
 from rcl_interfaces.srv import ListParameters
-from rclpy.executors import ExternalShutdownException
+
+from ros_echo_peer import spin_until_stopped
 
 
 def main() -> int:
@@ -24,14 +25,7 @@ def main() -> int:
         return response
 
     node.create_service(ListParameters, "reply_probe", answer)
-    try:
-        rclpy.spin(node)
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
-    finally:
-        node.destroy_node()
-        rclpy.try_shutdown()
-    return 0
+    return spin_until_stopped(node)
 
 
 if __name__ == "__main__":
