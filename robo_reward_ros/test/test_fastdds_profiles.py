@@ -12,6 +12,7 @@ import xml.etree.ElementTree as ElementTree
 from rcl_interfaces.srv import ListParameters
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 
+from fastdds_profiles import fastdds_profile_variable
 from ros_fixtures import PACKAGE_ROOT, python_script, spin_until
 
 CONFIG = os.path.join(PACKAGE_ROOT, "config")
@@ -34,7 +35,7 @@ def test_both_installed_profiles_give_service_replies_the_same_wait():
 
 
 def test_the_session_runs_with_the_profile_and_the_middleware_waits_as_it_says(ros_node, spawn):
-    assert os.environ["FASTDDS_DEFAULT_PROFILES_FILE"] == REPLIES_PROFILE
+    assert os.environ[fastdds_profile_variable()] == REPLIES_PROFILE
     server = spawn(python_script("service_reply_probe.py"), name="reply_probe")
     # A reply reader that can never match the server's volatile reply writer.
     unreachable = ros_node.create_client(ListParameters, "reply_probe", qos_profile=QoSProfile(
