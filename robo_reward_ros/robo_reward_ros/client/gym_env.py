@@ -65,15 +65,18 @@ class RewardNodeEnv(gymnasium.Wrapper):
         return obs, float(step.reward), bool(step.terminated), \
             bool(step.truncated or env_truncated), info
 
-    def _wait_for_the_nodes_subscription(self) -> None:
-        """Wait (bounded) for the node to subscribe: a frame sent before that reaches nobody."""
-        deadline = time.monotonic() + self._timeout
+    def _wait_for_the_nodes_subscription(self, deadline: float) -> None:
+        """Wait (until ``deadline``) for the node to subscribe: a frame sent before reaches nobody."""
         while self._publisher.get_subscription_count() == 0 and time.monotonic() < deadline:
             time.sleep(0.02)  # discovery runs in the middleware's threads; nothing to spin here
 
     def _publish_and_wait(self):
-        """Publish the current frame; return the node's step covering it, or None when missing."""
-        self._wait_for_the_nodes_subscription()
+        """Publish the current frame; return the node's step covering it, or None when missing.
+
+        One step timeout bounds both waits: for the node's subscription, then for its step.
+        """
+        deadline = time.monotonic() + self._timeout
+        self._wait_for_the_nodes_subscription(deadline)
         stamp = max(time.time(), self._last_stamp + 1e-3)  # a camera's clock never goes back
         self._last_stamp = stamp
         rgb = np.ascontiguousarray(self._render(), dtype=np.uint8)
@@ -83,7 +86,8 @@ class RewardNodeEnv(gymnasium.Wrapper):
         msg.header.frame_id = self._frame_id
         self._publisher.publish(msg)
         try:
-            return self.client.wait_for_step(stamp, self._timeout, self.episode_id or None)
+            return self.client.wait_for_step(stamp, max(0.0, deadline - time.monotonic()),
+                                             self.episode_id or None)
         except (StepTimeout, EpisodeGone):
             return None
 
