@@ -6,6 +6,10 @@
 #   jazzy    Python 3.12, ROS 2 Jazzy, the ROS tests (below)     .venv-jazzy
 # ROBO_REWARD_LEGS="default" runs only the first (the quick loop); the default is all three.
 # Extra arguments go to pytest in every leg (e.g. scripts/run_tests.sh -k messages -x).
+# Each leg runs its tests on ROBO_REWARD_TEST_WORKERS pytest-xdist workers (default 2, one per
+# core here; 0 runs them in the pytest process), a test file at a time per worker, the longest
+# files first (conftest.py, LONGEST_FIRST), and prints its
+# ten slowest tests.
 # Every leg runs; the exit status is the first failing leg's (0 when all pass).
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -40,7 +44,8 @@ for leg in ${ROBO_REWARD_LEGS:-default py3.10 jazzy}; do
   # (set -e does not apply inside a subshell that is part of ||: chain with &&.)
   (
     if [ ${#settings[@]} -gt 0 ]; then export "${settings[@]}"; fi
-    bash scripts/setup.sh && . scripts/env.sh && python -m pytest "${tests[@]}" "$@"
+    bash scripts/setup.sh && . scripts/env.sh && python -m pytest \
+      -n "${ROBO_REWARD_TEST_WORKERS:-2}" --dist loadfile --no-loadscope-reorder --durations=10 "${tests[@]}" "$@"
   ) || rc=$?
   results+=("$leg: exit $rc in $((SECONDS - started)) s")
   [ "$status" -ne 0 ] || status=$rc

@@ -17,7 +17,14 @@ if _TEST_DIR not in sys.path:
 from fastdds_profiles import fastdds_profile_variable  # noqa: E402 (needs the paths above)
 
 # Set before any rclpy.init(), in this process and (by inheritance) in every child process.
-os.environ["ROS_DOMAIN_ID"] = str(1 + os.getpid() % 100)
+# pytest-xdist: the controller imports this file before it starts its workers, which inherit the
+# base; each worker takes the next free domain above it, so workers never see each other's nodes.
+_DOMAINS_PER_SESSION = 9  # the controller and up to 8 workers
+if "ROBO_REWARD_TEST_DOMAIN_BASE" not in os.environ:
+    os.environ["ROBO_REWARD_TEST_DOMAIN_BASE"] = str(1 + os.getpid() % 25 * _DOMAINS_PER_SESSION)
+_WORKER = os.environ.get("PYTEST_XDIST_WORKER", "")  # gw0, gw1, ...; empty without xdist
+os.environ["ROS_DOMAIN_ID"] = str(int(os.environ["ROBO_REWARD_TEST_DOMAIN_BASE"])
+                                  + (1 + int(_WORKER[2:]) if _WORKER else 0))
 os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
 os.environ.pop("ROS_LOCALHOST_ONLY", None)
 os.environ["ROS_LOG_DIR"] = tempfile.mkdtemp(prefix="robo_reward_test_roslog_")
@@ -33,3 +40,20 @@ os.environ.setdefault("MUJOCO_GL", "egl")
 os.environ["HF_HUB_OFFLINE"] = "1"
 
 pytest_plugins = ["ros_fixtures", "model_fixtures"]
+
+
+# The test files that take longest (50-110 s each on 2 cores) run first: with a file at a time
+# per xdist worker (scripts/run_tests.sh), a long file started last would keep one worker busy
+# alone.
+LONGEST_FIRST = ("test_ray_replay.py", "test_demo.py", "test_finetune.py",
+                 "test_reward_node_lifecycle.py", "test_reward_server.py",
+                 "test_reward_node_faults.py", "test_models_torchao.py", "test_soak_short.py",
+                 "test_gym_env.py")
+
+
+def pytest_collection_modifyitems(config, items):
+    """Order the files longest first, keeping each file's own order (every worker sorts alike)."""
+    def rank(item):
+        name = os.path.basename(str(item.fspath))
+        return LONGEST_FIRST.index(name) if name in LONGEST_FIRST else len(LONGEST_FIRST)
+    items.sort(key=rank)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 from typing import List, Optional
 
-from robo_reward_ros.models.loading.bundled_demo import cache_dir
+from robo_reward_ros.models.loading.bundled_demo import building, cache_dir
 
 ROBOT_CLIPS_ENV = "ROBO_REWARD_ROBOT_CLIPS"
 
@@ -17,17 +17,19 @@ ROBOT_CLIPS_ENV = "ROBO_REWARD_ROBOT_CLIPS"
 def demo_checkpoint(log=print) -> str:
     """Return a tiny Robometer-layout checkpoint (random weights), built once."""
     path = os.path.join(cache_dir(), "demo-robometer-tiny")
-    if not os.path.isfile(os.path.join(path, "config.yaml")):
-        from robo_reward_ros.models.testing.tiny_checkpoints import build_checkpoint
-        log(f"building a tiny offline Robometer checkpoint in {path} ...")
-        build_checkpoint("robometer", path)
+    with building(path):
+        if not os.path.isfile(os.path.join(path, "config.yaml")):
+            from robo_reward_ros.models.testing.tiny_checkpoints import build_checkpoint
+            log(f"building a tiny offline Robometer checkpoint in {path} ...")
+            build_checkpoint("robometer", path)
     return path
 
 
 def demo_sim_bags(scenarios=(), steps: int = 100, log=print) -> List[str]:
     from robo_reward_ros.evaluation.episode_sets import make_sim_bags
     out = os.path.join(cache_dir(), "bags", "metaworld")
-    return make_sim_bags(out, scenarios, steps, log=log)
+    with building(out):
+        return make_sim_bags(out, scenarios, steps, log=log)
 
 
 def robot_clips_dir() -> Optional[str]:
@@ -50,5 +52,6 @@ def demo_clip_bags(log=print) -> List[str]:
         return []
     from robo_reward_ros.evaluation.episode_sets import make_video_bags, robot_clip_videos
     videos = robot_clip_videos(folder)
-    return make_video_bags(os.path.join(cache_dir(), "bags", "robot-clips"),
-                           [v for v, _ in videos], [t for _, t in videos], log=log)
+    out = os.path.join(cache_dir(), "bags", "robot-clips")
+    with building(out):
+        return make_video_bags(out, [v for v, _ in videos], [t for _, t in videos], log=log)

@@ -9,9 +9,10 @@ both load it this way.
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
-from typing import Callable, Optional
+from typing import Callable, Iterator, Optional
 
 TRAINED_MODEL_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
                                  "data", "demo-robometer")
@@ -23,6 +24,18 @@ def cache_dir() -> str:
     """``~/.cache/robo_reward_ros``, or ``ROBO_REWARD_CACHE``."""
     return os.environ.get("ROBO_REWARD_CACHE") or os.path.join(
         os.path.expanduser("~"), ".cache", "robo_reward_ros")
+
+
+@contextlib.contextmanager
+def building(path: str) -> Iterator[None]:
+    """Hold the lock of a cache entry while it is checked and built: one process builds, the rest wait.
+
+    A second process that found the entry half written would load a broken model or bag.
+    """
+    from filelock import FileLock
+    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+    with FileLock(path + ".lock"):
+        yield
 
 
 def trained_model_source() -> Optional[str]:
@@ -54,16 +67,17 @@ def trained_demo_checkpoint(log: Callable[[str], None] = print) -> Optional[str]
     signature = source + "\n" + "\n".join(str(os.path.getsize(os.path.join(source, n))) + " "
                                           + str(int(os.path.getmtime(os.path.join(source, n))))
                                           for n in TRAINED_FILES)
-    if os.path.isfile(stamp) and open(stamp).read() == signature:
-        return path
-    from robo_reward_ros.models.testing import tiny_checkpoints
-    log(f"preparing the trained demo model in {path} ...")
-    base = os.path.join(path, "base_model")
-    if not os.path.isfile(os.path.join(base, "tokenizer_config.json")):
-        tiny_checkpoints.build_qwen3vl(base, weights=False)
-    copy_trained_model(source, path, base)
-    with open(stamp, "w") as handle:
-        handle.write(signature)
+    with building(path):
+        if os.path.isfile(stamp) and open(stamp).read() == signature:
+            return path
+        from robo_reward_ros.models.testing import tiny_checkpoints
+        log(f"preparing the trained demo model in {path} ...")
+        base = os.path.join(path, "base_model")
+        if not os.path.isfile(os.path.join(base, "tokenizer_config.json")):
+            tiny_checkpoints.build_qwen3vl(base, weights=False)
+        copy_trained_model(source, path, base)
+        with open(stamp, "w") as handle:
+            handle.write(signature)
     return path
 
 
