@@ -14,16 +14,7 @@ default_venv=$root/.venv
 [ "$distro" = kilted ] || default_venv=$root/.venv-$distro
 venv=${ROBO_REWARD_VENV:-$default_venv}
 
-supported='import sys; assert (3, 10) <= sys.version_info[:2] <= (3, 12)'
-# A name like python3.10 may be a pyenv shim that refuses a version pyenv has but has not
-# selected: then take that version's own interpreter.
-find_python() {
-  local name=$1 candidate
-  for candidate in "$name" "${PYENV_ROOT:-$HOME/.pyenv}"/versions/"${name#python}".*/bin/"$name"; do
-    if "$candidate" -c "$supported" 2>/dev/null; then echo "$candidate"; return 0; fi
-  done
-  return 1
-}
+. "$root/scripts/find_python.sh"
 
 if [ ! -x "$venv/bin/python" ]; then
   if [ -n "${PYTHON:-}" ]; then

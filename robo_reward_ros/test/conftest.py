@@ -36,6 +36,9 @@ _REPLIES_PROFILE = os.path.join(_SOURCE, "config", "fastdds_service_replies.xml"
 os.environ.setdefault(fastdds_profile_variable(), _REPLIES_PROFILE)
 # MuJoCo picks its GL backend at first import: offscreen EGL (Mesa) for every test module.
 os.environ.setdefault("MUJOCO_GL", "egl")
+# A child process that crashes in native code (rclpy, torch) prints every thread's Python stack
+# into its log, which a failing test shows: the evidence for a crash seen once.
+os.environ.setdefault("PYTHONFAULTHANDLER", "1")
 # No model hub here: a model id must fail at once, never wait on the network.
 os.environ["HF_HUB_OFFLINE"] = "1"
 

@@ -4,9 +4,11 @@ The Gymnasium wrapper publishes each step's camera frame and returns the node's 
 """
 import math
 
+import gymnasium
 import pytest
 
-from ros_fixtures import installed_executable
+from ros_fixtures import SCRIPTED_ENV, installed_executable, reward_node_argv
+from scripted_backend import painted
 
 TASK = ["open the drawer", "close the drawer"]
 MAX_STEPS = 200
@@ -53,4 +55,45 @@ def test_metaworld_steps_get_the_nodes_rewards_and_the_episode_ends_on_its_decis
     assert info_at_reset["episode_return"] + sum(rewards) == pytest.approx(
         infos[-1]["episode_return"], abs=1e-3)
     assert all("env_reward" in i for i in infos)
+    assert node.interrupt() == 0, node.output()
+
+
+class PaintedEnv(gymnasium.Env):
+    """An environment that stands still; its camera frame shows the scripted backend progress 0.3."""
+
+    observation_space = gymnasium.spaces.Box(0.0, 1.0, (1,))
+    action_space = gymnasium.spaces.Box(0.0, 1.0, (1,))
+
+    def reset(self, *, seed=None, options=None):
+        super().reset(seed=seed)
+        return [0.0], {}
+
+    def step(self, action):
+        return [0.0], 0.0, False, False, {}
+
+    def render(self):
+        return painted(0.3, 0.0)
+
+
+def test_every_new_wrapper_gets_its_first_reset_scored(spawn):
+    """A new publisher's first frame can reach a node that has not matched it yet, and be dropped.
+
+    The wrapper resends it until the node has scored one; before, such a reset waited out the
+    step timeout and came back with reward_missing (a quarter of first frames under load).
+    """
+    from robo_reward_ros.client import RewardClient
+    from robo_reward_ros.client.gym_env import RewardNodeEnv
+    node = spawn(reward_node_argv("instruction:=stack the cups", "inference.rate_hz:=20.0"),
+                 env=SCRIPTED_ENV)
+    with RewardClient() as client:
+        assert client.wait_for_node(30.0), node.output()
+        for attempt in range(12):
+            wrapped = RewardNodeEnv(PaintedEnv(), client, step_timeout_sec=10.0)
+            _, at_reset = wrapped.reset()
+            assert not at_reset["reward_missing"], (attempt, at_reset)
+            _, reward, _, _, info = wrapped.step([0.0])
+            assert not info["reward_missing"], (attempt, info)
+            # Resending made no step of its own: the agent got every reward of the episode.
+            assert at_reset["episode_return"] + reward == pytest.approx(info["episode_return"],
+                                                                        abs=1e-6), (attempt, info)
     assert node.interrupt() == 0, node.output()

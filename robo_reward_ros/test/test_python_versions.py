@@ -5,7 +5,6 @@ oldest and newest.
 """
 import glob
 import os
-import shutil
 import subprocess
 
 import pytest
@@ -16,14 +15,11 @@ REPO_ROOT = os.path.dirname(PACKAGE_ROOT)
 
 
 def _interpreter(version: str):
-    candidates = [shutil.which(f"python{version}")]
-    candidates += sorted(glob.glob(os.path.expanduser(f"~/.pyenv/versions/{version}.*/bin/python{version}")))
-    for candidate in filter(None, candidates):
-        probe = subprocess.run([candidate, "-c", "import sys; print(sys.version_info[:2])"],
-                               capture_output=True, text=True)
-        if probe.returncode == 0 and probe.stdout.strip() == str(tuple(map(int, version.split(".")))):
-            return candidate
-    return None
+    """Return the interpreter scripts/setup.sh would take for this version (scripts/find_python.sh)."""
+    finder = os.path.join(REPO_ROOT, "scripts", "find_python.sh")
+    found = subprocess.run(["bash", "-c", f'. "{finder}" && find_python python{version}'],
+                           capture_output=True, text=True)
+    return found.stdout.strip() if found.returncode == 0 else None
 
 
 def _sources():
@@ -36,8 +32,8 @@ def _sources():
 def test_sources_compile(version, tmp_path):
     python = _interpreter(version)
     # Never a skip: a machine without the interpreter must not pass for one that checked.
-    assert python is not None, (f"no Python {version} interpreter found (python{version} on PATH "
-                                f"or ~/.pyenv/versions/{version}.*): install it to run this check")
+    assert python is not None, (f"no Python {version} interpreter found (python{version} on PATH, "
+                                f"or in pyenv's versions/{version}.*): install it to run this check")
     script = ("import py_compile, sys\n"
               "for path in sys.argv[1:]:\n"
               "    py_compile.compile(path, cfile=sys.argv[0] + '.pyc', doraise=True)\n")

@@ -6,6 +6,11 @@ newest window, which holds the newest frame), or the episode's terminal step if 
 Nothing is ever made up: a step that does not come in time is a StepTimeout, a stamp older than
 the steps still kept is StepUnavailable, an episode that another caller (or a restarted node)
 replaced is EpisodeGone.
+
+A service's answer and the task state topic are two channels, so right after this client starts
+an episode the state it holds can still name the one before (seen in tests: the previous
+episode's "aborted: environment reset"). Only an episode that the state topic named first after
+this client learned of the one waited on replaces it.
 """
 from __future__ import annotations
 
@@ -14,7 +19,7 @@ import itertools
 import os
 import threading
 import time
-from typing import Callable, Deque, List, Optional, Sequence
+from typing import Callable, Deque, Dict, List, Optional, Sequence
 
 import rclpy
 from rclpy.executors import SingleThreadedExecutor
@@ -26,6 +31,7 @@ from robo_reward_ros.node.messages import to_seconds
 from robo_reward_ros.node.qos_profiles import EVENTS_QOS, LATCHED_LISTENER_QOS
 
 STAMP_TOLERANCE_SEC = 1e-6  # stamps travel as integer nanoseconds
+FIRST_STATE_WAIT_SEC = 1.0  # before its first request, how long a client waits for the latched state
 _CLIENT_IDS = itertools.count()
 
 
@@ -65,6 +71,10 @@ class RewardClient:
         self._steps: Deque[RewardStep] = collections.deque(maxlen=history)
         self._dropped_before: Optional[float] = None  # newest stamp that fell out of the history
         self._state: Optional[TaskState] = None
+        # The order in which task states first named each episode, and where in that order this
+        # client learned of the episodes it started (the module docstring says why).
+        self._first_named: Dict[str, int] = {}
+        self._learned_at: Dict[str, int] = {}
         self._failures: Deque[FailureEvent] = collections.deque(maxlen=history)
         self._reset_callbacks: List[Callable[[ResetRequest], None]] = []
         self.node.create_subscription(RewardStep, f"{prefix}/reward_step", self._on_step,
@@ -124,8 +134,7 @@ class RewardClient:
                 step = self._covering(stamp, episode_id)
                 if step is not None:
                     return step
-                if episode_id and self._state is not None and self._state.episode_id and \
-                        self._state.episode_id != episode_id:
+                if episode_id and self._replaced(episode_id):
                     raise EpisodeGone(
                         f"episode {episode_id} is no longer running: the node now runs "
                         f"{self._state.episode_id} ({self._state.reason})")
@@ -134,6 +143,20 @@ class RewardClient:
                     raise StepTimeout(f"no step covering frame stamp {stamp:.3f} s within "
                                       f"{timeout_sec:g} s")
                 self._changed.wait(left)
+
+    def _replaced(self, episode_id: str) -> bool:
+        current = self._state.episode_id if self._state is not None else ""
+        if not current or current == episode_id:
+            return False
+        learned = self._learned_at.get(episode_id)
+        # Not started here: the state says what runs. Started here: only a later episode counts.
+        return learned is None or self._first_named[current] >= learned
+
+    def _learned(self, episode_id: str) -> str:
+        if episode_id:
+            with self._changed:
+                self._learned_at.setdefault(episode_id, len(self._first_named))
+        return episode_id
 
     def _covering(self, stamp: float, episode_id: Optional[str]) -> Optional[RewardStep]:
         for step in self._steps:
@@ -158,7 +181,7 @@ class RewardClient:
         """Start a new episode of the current task; returns its id."""
         response = self._call(self._start, StartEpisode.Request(episode_id=episode_id,
                                                                 reason=reason), timeout_sec)
-        return response.episode_id
+        return self._learned(response.episode_id)
 
     def set_task(self, instructions: Sequence[str], start_episode: bool = True,
                  timeout_sec: float = 10.0) -> str:
@@ -167,7 +190,7 @@ class RewardClient:
         response = self._call(self._set_task, SetTask.Request(task=task,
                                                               start_episode=start_episode),
                               timeout_sec)
-        return response.episode_id
+        return self._learned(response.episode_id)
 
     def query_progress(self, timeout_sec: float = 10.0):
         """Score the current window now (QueryProgress response; no reward, no decision)."""
@@ -178,6 +201,9 @@ class RewardClient:
         if not client.wait_for_service(timeout_sec=timeout_sec):
             raise RewardNodeError(f"no reward node answers on {client.srv_name} (waited "
                                   f"{timeout_sec:g} s): is it running, in this namespace?")
+        with self._changed:  # the latched state from before this request, so it is not news after
+            self._changed.wait_for(lambda: self._state is not None, min(
+                FIRST_STATE_WAIT_SEC, max(0.0, deadline - time.monotonic())))
         done = threading.Event()
         future = client.call_async(request)
         future.add_done_callback(lambda _: done.set())
@@ -208,6 +234,7 @@ class RewardClient:
 
     def _on_state(self, msg: TaskState) -> None:
         with self._changed:
+            self._first_named.setdefault(msg.episode_id, len(self._first_named))
             self._state = msg
             self._changed.notify_all()
 
@@ -221,9 +248,15 @@ class RewardClient:
 
     def close(self) -> None:
         self._spinning = False
-        self._thread.join(timeout=2.0)
+        self._thread.join(timeout=10.0)
         self._executor.shutdown(timeout_sec=1.0)
-        self.node.destroy_node()
+        if self._thread.is_alive():
+            # A callback of the caller's still runs on the client's thread: destroying the node
+            # under a spinning executor can crash the process; leave the node to the exit.
+            self.node.get_logger().warning("reward client: a callback did not return within 10 s; "
+                                           "the client's node is left to the process exit")
+        else:
+            self.node.destroy_node()
         if self._owns_init:
             rclpy.try_shutdown()
 
