@@ -198,8 +198,11 @@ def test_two_stage_task_advances_ends_and_asks_the_controller_to_reset(ros_node,
     assert listen.resets[0].status == TaskState.STATUS_SUCCEEDED
     spin_until(ros_node, lambda: resets_called, what="the controller's reset service call",
                processes=[node])
+    # The state is a topic of its own: it may come after the reset request and the call.
+    spin_until(ros_node, lambda: any(s.status == TaskState.STATUS_SUCCEEDED for s in listen.states),
+               what="the succeeded state", processes=[node])
     ended = [s for s in listen.states if s.status == TaskState.STATUS_SUCCEEDED]
-    assert ended and ended[-1].episode_id == episode
+    assert ended[-1].episode_id == episode
     success = [e for e in listen.estimates if e.success]
     assert [e.stage_index for e in success] == [0, 1]
     assert success[-1].reward > 1.0  # progress plus the terminal success bonus
