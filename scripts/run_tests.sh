@@ -10,8 +10,7 @@
 # Extra arguments go to pytest in every leg (e.g. scripts/run_tests.sh -k messages -x).
 # Each leg runs its tests on ROBO_REWARD_TEST_WORKERS pytest-xdist workers (default 2, one per
 # core here; 0 runs them in the pytest process), a test file at a time per worker, the longest
-# files first (conftest.py, LONGEST_FIRST), and prints its
-# ten slowest tests.
+# files first (conftest.py, LONGEST_FIRST), and prints its ten slowest tests.
 # Every leg runs; the exit status is the first failing leg's (0 when all pass).
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)

@@ -21,7 +21,7 @@ from fastdds_profiles import fastdds_profile_variable  # noqa: E402 (needs the p
 # base; each worker takes the next free domain above it, so workers never see each other's nodes.
 _DOMAINS_PER_SESSION = 9  # the controller and up to 8 workers
 if "ROBO_REWARD_TEST_DOMAIN_BASE" not in os.environ:
-    os.environ["ROBO_REWARD_TEST_DOMAIN_BASE"] = str(1 + os.getpid() % 25 * _DOMAINS_PER_SESSION)
+    os.environ["ROBO_REWARD_TEST_DOMAIN_BASE"] = str(1 + (os.getpid() % 25) * _DOMAINS_PER_SESSION)
 _WORKER = os.environ.get("PYTEST_XDIST_WORKER", "")  # gw0, gw1, ...; empty without xdist
 os.environ["ROS_DOMAIN_ID"] = str(int(os.environ["ROBO_REWARD_TEST_DOMAIN_BASE"])
                                   + (1 + int(_WORKER[2:]) if _WORKER else 0))

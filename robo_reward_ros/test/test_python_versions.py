@@ -19,7 +19,13 @@ def _interpreter(version: str):
     finder = os.path.join(REPO_ROOT, "scripts", "find_python.sh")
     found = subprocess.run(["bash", "-c", f'. "{finder}" && find_python python{version}'],
                            capture_output=True, text=True)
-    return found.stdout.strip() if found.returncode == 0 else None
+    if found.returncode != 0:
+        return None
+    # The finder takes any 3.10-3.12 by that name; this check needs exactly the version asked.
+    python = found.stdout.strip()
+    probe = subprocess.run([python, "-c", "import sys; print(sys.version_info[:2])"],
+                           capture_output=True, text=True)
+    return python if probe.stdout.strip() == str(tuple(map(int, version.split(".")))) else None
 
 
 def _sources():
