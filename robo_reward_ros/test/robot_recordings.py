@@ -34,10 +34,13 @@ def encode(kind: str, rgb: np.ndarray) -> Tuple[str, bytes]:
 def write_recording(path: str, cameras: Dict[str, str], episodes: Sequence[Tuple[str, Sequence]],
                     fps: float = 10.0, gap_sec: float = 5.0, storage: str = "mcap",
                     instruction_topic: Optional[str] = "/task", split_topic: Optional[str] = None,
-                    size=(48, 64)) -> str:
+                    size=(48, 64), short_type_names: bool = False,
+                    zero_stamps: bool = False) -> str:
     """Write a bag; ``cameras``: topic -> rgb8 | bgr8 | jpeg | png | anything else (undecodable).
 
-    ``episodes``: (instruction, [(progress, success), ...]) each.
+    ``episodes``: (instruction, [(progress, success), ...]) each. ``short_type_names`` stores the
+    types as ``sensor_msgs/Image`` (no ``/msg/``), as some writers and ROS 1 conversions do;
+    ``zero_stamps`` leaves every header stamp 0, as a driver that does not stamp its frames.
     """
     from rosbags.rosbag2 import StoragePlugin, Writer
     from rosbags.typesys import Stores, get_typestore
@@ -46,15 +49,20 @@ def write_recording(path: str, cameras: Dict[str, str], episodes: Sequence[Tuple
     Header, Time = types["std_msgs/msg/Header"], types["builtin_interfaces/msg/Time"]
     plugin = StoragePlugin.MCAP if storage == "mcap" else StoragePlugin.SQLITE3
     with Writer(path, version=Writer.VERSION_LATEST, storage_plugin=plugin) as writer:
+        def connect(topic: str, msgtype: str):
+            if not short_type_names:
+                return writer.add_connection(topic, msgtype, typestore=store)
+            msgdef, _ = store.generate_msgdef(msgtype)
+            return writer.add_connection(topic, msgtype.replace("/msg/", "/"), msgdef=msgdef,
+                                         rihs01=store.hash_rihs01(msgtype))
+
         conns = {}
         for topic, kind in cameras.items():
             msgtype = ("sensor_msgs/msg/CompressedImage" if kind in ("jpeg", "png") or
                        topic.endswith("/compressed") else "sensor_msgs/msg/Image")
-            conns[topic] = (writer.add_connection(topic, msgtype, typestore=store), msgtype, kind)
-        text_conn = (writer.add_connection(instruction_topic, "std_msgs/msg/String", typestore=store)
-                     if instruction_topic else None)
-        split_conn = (writer.add_connection(split_topic, "std_msgs/msg/String", typestore=store)
-                      if split_topic else None)
+            conns[topic] = (connect(topic, msgtype), msgtype, kind)
+        text_conn = connect(instruction_topic, "std_msgs/msg/String") if instruction_topic else None
+        split_conn = connect(split_topic, "std_msgs/msg/String") if split_topic else None
         t = 0.0
         for index, (instruction, values) in enumerate(episodes):
             start = BASE_NS + int(round(t * 1e9))
@@ -64,7 +72,9 @@ def write_recording(path: str, cameras: Dict[str, str], episodes: Sequence[Tuple
                     writer.write(conn, start, store.serialize_cdr(msg, "std_msgs/msg/String"))
             for progress, success in values:
                 stamp = BASE_NS + int(round(t * 1e9))
-                header = Header(stamp=Time(sec=stamp // 10**9, nanosec=stamp % 10**9), frame_id="cam")
+                header_ns = 0 if zero_stamps else stamp
+                header = Header(stamp=Time(sec=header_ns // 10**9, nanosec=header_ns % 10**9),
+                                frame_id="cam")
                 rgb = painted(progress, success, size)
                 for topic, (conn, msgtype, kind) in conns.items():
                     fmt, data = encode(kind, rgb)

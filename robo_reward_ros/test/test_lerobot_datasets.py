@@ -115,6 +115,30 @@ def test_a_rerun_reuses_the_scored_episodes_and_refuses_to_overwrite_a_copy(rela
     assert "no camera key ['observation.images.side']" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("fill", ["first", "zero"])
+def test_relabel_fill_gives_the_frames_before_the_first_estimate_a_value(relabelled, tmp_path, capsys, fill):
+    import pyarrow.parquet as pq
+    from robo_reward_ros.cli.lerobot import main
+    dataset, out, copy, _ = relabelled
+    filled = str(tmp_path / "filled")
+    assert main([dataset, "--out", out, "--backend", "pixel_scripted", "--model", "scripted", "-p",
+                 "model.plugin_modules=scripted_backend", "-p", "inference.rate_hz=2", "--no-plots",
+                 "--quiet", "--relabel", filled, "--relabel-fill", fill]) == 0
+    data = os.path.join("data", "chunk-000", "file-000.parquet")
+    plain = pq.read_table(os.path.join(copy, data)).to_pylist()
+    rows = pq.read_table(os.path.join(filled, data)).to_pylist()
+    for episode in (0, 1):
+        indices = [i for i, r in enumerate(plain) if r["episode_index"] == episode]
+        first = next(i for i in indices if plain[i]["robo_reward.progress"] == plain[i]["robo_reward.progress"])
+        assert first > indices[0]  # the episode has frames before its first estimate
+        for name in ("progress", "success_probability", "reward"):
+            column = "robo_reward." + name
+            want = plain[first][column] if fill == "first" else 0.0
+            assert [rows[i][column] for i in indices if i < first] == [want] * (first - indices[0])
+            assert [rows[i][column] for i in indices if i >= first] == [
+                plain[i][column] for i in indices if i >= first]
+
+
 def test_an_older_format_is_refused_with_what_to_do(tmp_path):
     from robo_reward_ros.evaluation.lerobot_dataset import DatasetError, LeRobotFolder
     (tmp_path / "meta").mkdir()

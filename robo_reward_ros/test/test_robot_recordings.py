@@ -68,6 +68,36 @@ def test_two_cameras_compressed_and_raw_split_by_a_time_gap(tmp_path, storage):
         ("robot_e001", "episode_ended", "idle")]
 
 
+@pytest.mark.parametrize("storage", ["mcap", "sqlite3"])
+def test_types_spelled_without_msg_are_read_like_the_full_spelling(tmp_path, storage):
+    # `sensor_msgs/Image`, as some writers and converted ROS 1 bags store it, was refused with
+    # "is sensor_msgs/Image, not sensor_msgs/Image or CompressedImage".
+    from robo_reward_ros.evaluation.recording import read_recording
+    from robo_reward_ros.evaluation.replay_run import run_replay
+    bag = _two_episode_bag(str(tmp_path / "robot"), storage, short_type_names=True)
+    from rosbags.rosbag2 import Reader
+    with Reader(bag) as reader:
+        assert {c.msgtype for c in reader.connections} == {
+            "sensor_msgs/CompressedImage", "sensor_msgs/Image", "std_msgs/String"}
+    options = _options(camera_topics=(WRIST, SCENE), instruction_topic="/task", split_gap_sec=1.0)
+    assert [r.compressed for r in read_recording(bag, options)] == [{WRIST: True, SCENE: False}] * 2
+    out = str(tmp_path / "out")
+    summary = run_replay([bag], out, reading=options, mcap=True, **SCRIPTED)
+    assert (summary["episodes"], summary["errors"]) == (2, [])
+    assert [e["instructions"] for e in _read(out, "episodes.json")["episodes"]] == [
+        ["pick up the cup"], ["open the drawer"]]
+    assert sorted(os.listdir(os.path.join(out, "mcap"))) == ["foxglove_layout.json", "robot_e000", "robot_e001"]
+
+
+def test_a_camera_of_another_type_is_refused_naming_both_types(tmp_path):
+    from robo_reward_ros.evaluation.recording import RecordingError, read_recording
+    bag = _two_episode_bag(str(tmp_path / "robot"), "mcap")
+    with pytest.raises(RecordingError) as refused:
+        next(read_recording(bag, _options(camera_topics=("/task",), instruction="x")))
+    assert str(refused.value).endswith("camera topic /task is std_msgs/msg/String; a camera must be "
+                                       "sensor_msgs/msg/Image or sensor_msgs/msg/CompressedImage")
+
+
 def test_split_topic_instruction_option_and_task_file(tmp_path):
     from robo_reward_ros.evaluation.replay_run import run_replay
     bag = write_recording(str(tmp_path / "robot"), {"/cam/color": "png"},
@@ -156,12 +186,19 @@ def test_bad_recordings_are_named_by_bag_and_topic_and_the_run_goes_on(tmp_path,
     status = main([str(bags), "--out", out, "--camera-topic", WRIST, "--camera-topic", SCENE,
                    "--instruction-topic", "/task", "--backend", "pixel_scripted", "--model", "scripted",
                    "-p", "model.plugin_modules=scripted_backend", "--no-plots", "--quiet"])
-    err = capsys.readouterr().err
+    captured = capsys.readouterr()
+    err = captured.err
     assert status == 1
     assert f"{bags / 'b_no_camera'}: camera topic {WRIST} is not in the recording" in err
     assert f"{bags / 'c_unknown_encoding'}: topic {SCENE}: none of 10 frame(s)" in err
-    assert "unsupported encoding 'yuv_custom'" in err
+    refused = [line for line in err.splitlines() if "refused:" in line]
+    assert refused == [f"robo-reward replay: {bags / 'c_unknown_encoding'}: episode c_unknown_encoding: "
+                       f"topic {SCENE}: 10 of 10 frame(s) refused: unsupported encoding 'yuv_custom' "
+                       f"(supported: {refused[0].split('(supported: ', 1)[1]}"]
     assert str(bags / "d_truncated") in err
+    # Each error once: not also on stdout, not twice on stderr.
+    for error in _read(out, "episodes.json")["errors"]:
+        assert (err + captured.out).count(error) == 1, error
     # The good bag was scored, and so was the camera that worked in the bag with a bad one.
     names = [e["name"] for e in _read(out, "episodes.json")["episodes"]]
     assert names[:2] == ["a_good", "c_unknown_encoding"]
@@ -169,7 +206,38 @@ def test_bad_recordings_are_named_by_bag_and_topic_and_the_run_goes_on(tmp_path,
         "/wrist/image_raw"}
     assert _read(out, "episodes.json")["errors"] == [line.split("robo-reward replay: ", 1)[1]
                                                      for line in err.splitlines()
-                                                     if line.startswith("robo-reward replay: ")]
+                                                     if line.startswith("robo-reward replay: ")
+                                                     and line not in refused]
+
+
+def test_unstamped_frames_are_counted_and_explained_and_receive_times_replace_them(tmp_path, capsys):
+    # All header stamps zero replayed "successfully" into one estimate, exit 0, the reason only in
+    # episodes.json.
+    from robo_reward_ros.cli.replay import main
+    bag = write_recording(str(tmp_path / "unstamped"), {SCENE: "rgb8"}, [("pick", ramp(20))],
+                          zero_stamps=True)
+    common = [bag, "--instruction-topic", "/task", "--backend", "pixel_scripted", "--model", "scripted",
+              "-p", "model.plugin_modules=scripted_backend", "-p", "inference.rate_hz=2", "--no-plots",
+              "--quiet"]
+    status = main(common + ["--out", str(tmp_path / "header")])
+    err = capsys.readouterr().err.splitlines()
+    assert status == 1
+    assert err == [
+        f"robo-reward replay: {bag}: episode unstamped: topic {SCENE}: 19 of 20 frame(s) refused: frame has "
+        f"a zero stamp: the camera driver must stamp its frames (all timing uses them)",
+        f"robo-reward replay: {bag}: topic {SCENE}: only 1 of 20 frames of episode unstamped could be used; "
+        f"most were refused for their stamps: if the camera driver does not stamp its frames, pass "
+        f"--stamps receive to use the times the recorder received them"]
+    camera = _read(str(tmp_path / "header"), "episodes.json")["episodes"][0]["cameras"]["/scene/image_raw"]
+    assert camera["refusals"] == [{"count": 19, "reason": err[0].split("refused: ", 1)[1]}]
+
+    assert main(common + ["--out", str(tmp_path / "receive"), "--stamps", "receive"]) == 0
+    assert capsys.readouterr().err == ""
+    episode = _read(str(tmp_path / "receive"), "episodes.json")["episodes"][0]
+    assert episode["cameras"]["/scene/image_raw"]["accepted"] == 20
+    estimates = _read(str(tmp_path / "receive"), "estimates.jsonl")
+    assert [e["stamp"] for e in estimates] == pytest.approx([0.5, 1.0, 1.5, 1.9])
+    assert estimates[-1]["progress"] == pytest.approx(1.0, abs=0.01)
 
 
 def test_score_takes_one_camera_of_one_episode_of_a_bag(tmp_path, capsys, tiny_robometer_dir):

@@ -16,6 +16,7 @@ import sys
 from typing import Optional, Sequence
 
 from robo_reward_ros.cli import fail
+from robo_reward_ros.cli.model_args import add_model_arguments
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -27,12 +28,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--out", default="lerobot_scores", help="output folder (default ./lerobot_scores)")
     parser.add_argument("--relabel", default="", metavar="NEW_DIR",
                         help="write a copy of the dataset with the per-frame reward columns here")
-    parser.add_argument("--model", default="", help="checkpoint (default: the demo's tiny random checkpoint)")
-    parser.add_argument("--backend", default="robometer")
-    parser.add_argument("--precision", default="fp32")
-    parser.add_argument("--device", default="cpu")
-    parser.add_argument("-p", "--param", action="append", default=[], metavar="NAME=VALUE",
-                        help="a reward_node parameter (repeatable)")
+    parser.add_argument("--relabel-fill", choices=("nan", "first", "zero"), default="nan",
+                        help="the float columns before an episode's first estimate: NaN (default), "
+                             "the first estimate held back to the start, or 0")
+    add_model_arguments(parser)
     parser.add_argument("--force", action="store_true", help="score every episode again")
     parser.add_argument("--no-plots", action="store_true")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -45,12 +44,14 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     try:
         summary = run_lerobot(args.dataset, args.out, args.camera_key or None, args.episodes, args.model,
                               args.backend, args.precision, args.device, args.param, args.relabel,
-                              args.force, not args.no_plots, not args.quiet)
+                              args.force, not args.no_plots, not args.quiet,
+                              relabel_fill=args.relabel_fill)
     except (FileNotFoundError, FileExistsError, ValueError, RuntimeError) as exc:
         return fail("lerobot", exc)
     print(f"lerobot: {summary['episodes']} episode(s) ({summary['scored']} scored, {summary['reused']} "
           f"already scored), {summary['estimates']} estimates -> {summary['out']}/"
-          + (f"; relabelled copy {summary['relabel']}" if args.relabel else ""))
+          + (f"; relabelled copy {summary['relabel']}" if args.relabel else "")
+          + f"; model {summary['model']}")
     return 0
 
 

@@ -22,11 +22,16 @@ def add_recording_arguments(parser: argparse.ArgumentParser) -> None:
                            help="each message on this topic starts a new episode")
     recording.add_argument("--split-gap", type=float, default=0.0, metavar="SEC",
                            help="a camera silence longer than SEC starts a new episode")
+    recording.add_argument("--stamps", choices=("header", "receive"), default="header",
+                           help="frame times: the images' header stamps (default), or when the "
+                                "recorder received each message (for a driver that does not "
+                                "stamp its frames)")
 
 
 def recording_options(args: argparse.Namespace, max_frames=None):
     """Build the reading options from parsed arguments; None when none was given (the project's bags)."""
     from robo_reward_ros.evaluation.recording import RecordingOptions
     options = RecordingOptions(tuple(args.camera_topic), args.instruction, args.instruction_topic,
-                               args.task_file, args.split_topic, args.split_gap, max_frames)
+                               args.task_file, args.split_topic, args.split_gap, max_frames,
+                               args.stamps)
     return None if options == RecordingOptions(max_frames=max_frames) else options

@@ -18,6 +18,7 @@ import sys
 from typing import Optional, Sequence
 
 from robo_reward_ros.cli import fail
+from robo_reward_ros.cli.model_args import add_model_arguments
 from robo_reward_ros.cli.recording_args import add_recording_arguments, recording_options
 
 
@@ -25,15 +26,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="robo-reward replay",
                                      description=__doc__.splitlines()[0])
     parser.add_argument("bags", nargs="+", help="bag folders, or folders holding bag folders")
-    parser.add_argument("--model", default="",
-                        help="checkpoint directory or id (default: the demo's tiny random "
-                             "checkpoint, built on first use)")
-    parser.add_argument("--backend", default="robometer",
-                        help="robometer, roboreward, topreward or a plugin backend")
-    parser.add_argument("--precision", default="fp32")
-    parser.add_argument("--device", default="cpu")
-    parser.add_argument("-p", "--param", action="append", default=[], metavar="NAME=VALUE",
-                        help="a reward_node parameter (repeatable), e.g. -p inference.rate_hz=2")
+    add_model_arguments(parser)
     parser.add_argument("--out", default="replay", help="output folder (default ./replay)")
     parser.add_argument("--max-frames", type=int, help="replay at most this many frames per bag")
     parser.add_argument("--no-plots", action="store_true")
@@ -81,12 +74,15 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                              args.device, args.param, args.max_frames, not args.no_plots,
                              args.live, not args.quiet, reading=reading, force=args.force,
                              mcap=args.mcap, ray=ray)
-    except (FileNotFoundError, ValueError, RuntimeError, TimeoutError) as exc:
+    except (FileNotFoundError, ImportError, ValueError, RuntimeError, TimeoutError) as exc:
         return fail("replay", exc)
     print(f"replay: {summary['episodes']} episode(s) ({summary['scored']} scored, "
           f"{summary['reused']} already scored), {summary['estimates']} estimates -> "
           f"{summary['out']}/ (estimates.jsonl/.csv, events.jsonl/.csv, episodes.json"
-          f"{', plots/' if 'plots' in summary else ''}{', mcap/' if 'mcap' in summary else ''})")
+          f"{', plots/' if 'plots' in summary else ''}{', mcap/' if 'mcap' in summary else ''}); "
+          f"model {summary['model']}")
+    for line in summary["refusals"]:
+        print(f"robo-reward replay: {line}", file=sys.stderr)
     for error in summary["errors"]:
         print(f"robo-reward replay: {error}", file=sys.stderr)
     if "agreement" in summary:

@@ -52,6 +52,8 @@ def build_parser() -> argparse.ArgumentParser:
     bag.add_argument("--instruction-topic", default="", metavar="TOPIC")
     bag.add_argument("--split-topic", default="", metavar="TOPIC")
     bag.add_argument("--split-gap", type=float, default=0.0, metavar="SEC")
+    bag.add_argument("--stamps", choices=("header", "receive"), default="header",
+                     help="frame times: header stamps, or the recorder's receive times")
     bag.add_argument("--episode", type=int, default=0, help="which episode of the bag (default 0)")
     bag.add_argument("--max-pixels", type=int, default=50176, help="downscale frames to this many pixels")
     parser.add_argument("source", help="folder of images (sorted by name), a video file, or a rosbag2 folder")
@@ -63,7 +65,8 @@ def _bag_frames(args):
     from robo_reward_ros.evaluation.recording import RecordingOptions, episode_frames
     from robo_reward_ros.evaluation.video_file import sample_indices
     options = RecordingOptions((args.camera_topic,) if args.camera_topic else (), args.instruction,
-                               args.instruction_topic, "", args.split_topic, args.split_gap)
+                               args.instruction_topic, "", args.split_topic, args.split_gap,
+                               stamps=args.stamps)
     recorded, frames = episode_frames(args.source, options, args.max_pixels, args.episode)
     args.instruction = args.instruction or recorded.instructions[0]
     if args.sample_fps and len(frames) > 1:

@@ -12,6 +12,7 @@ recording's stamps, so a gap in a bag looks like the same silent camera the node
 from __future__ import annotations
 
 import dataclasses
+import re
 import time
 from typing import Callable, Dict, List, Optional, Sequence
 
@@ -54,11 +55,28 @@ class CameraStats:
     lost: int = 0  # frames the transport reports lost before they reached the intake
     stale_reported: bool = False
     frame_id: str = ""  # the newest accepted frame's coordinate frame (its header.frame_id)
+    # Refused frames by reason (numbers left out, so "went back 0.1 s" and "0.2 s" are one
+    # reason): reason -> [count, the first such message].
+    refusals: Dict[str, list] = dataclasses.field(default_factory=dict)
     # Frames the publisher stamped that never arrived (loss the transport does not report).
     gaps: StampGapEstimator = dataclasses.field(default_factory=StampGapEstimator)
 
     def age(self, now: float) -> Optional[float]:
         return None if self.last_receipt is None else now - self.last_receipt
+
+    def refuse(self, reason: str) -> None:
+        self.rejected += 1
+        self.last_error = reason
+        entry = self.refusals.setdefault(_NUMBER.sub("#", reason), [0, reason])
+        entry[0] += 1
+
+    def refusal_counts(self) -> List[tuple]:
+        """(count, an example message) per reason, the commonest first."""
+        return sorted(((count, example) for count, example in self.refusals.values()),
+                      key=lambda item: -item[0])
+
+
+_NUMBER = re.compile(r"[-+]?\d+(?:\.\d+)?(?:e[-+]?\d+)?")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -153,8 +171,7 @@ class FrameIntake:
     @staticmethod
     def _reject(stats: CameraStats, reason: str, new_timeline: str = "",
                 updates: Sequence[MonitorUpdate] = ()) -> IntakeResult:
-        stats.rejected += 1
-        stats.last_error = reason
+        stats.refuse(reason)
         return IntakeResult(False, rejected_because=reason, new_timeline=new_timeline,
                             updates=updates)
 

@@ -18,13 +18,14 @@ from robo_reward_ros.evaluation.recording import RecordingError, RecordingOption
 class BagReplayResult:
     traces: list  # EpisodeTrace (scored now) or StoredTrace (scored before), in bag order
     errors: List[str]
+    refusals: List[str] = dataclasses.field(default_factory=list)  # refused frames, per reason
     scored: int = 0
     reused: int = 0
 
 
 def replay_bags(replayer, bags: Sequence[str], out: str, reading: RecordingOptions,
                 run_key: dict, force: bool = False, progress_bar: bool = True,
-                episode_writer: Optional[Callable] = None, log=print) -> BagReplayResult:
+                episode_writer: Optional[Callable] = None) -> BagReplayResult:
     """Replay every episode of ``bags``; ``episode_writer`` (an EpisodeMcapWriter, or None) writes their MCAPs."""
     from tqdm import tqdm
     from robo_reward_ros.evaluation.recording import camera_message_count, is_own_layout
@@ -38,9 +39,8 @@ def replay_bags(replayer, bags: Sequence[str], out: str, reading: RecordingOptio
         try:
             own = not streamed_by_default and is_own_layout(bag)
             total += camera_message_count(bag, reading)
-        except Exception as exc:  # unreadable metadata: reported when the bag's turn comes
+        except Exception:  # unreadable metadata: reported (once) when the bag's turn comes
             own = False
-            log(f"replay: {bag}: {exc}")
         plan.append((bag, own))
     frames_bar = tqdm(total=total, unit="frame", disable=not progress_bar, desc="frames", position=1)
     episodes_bar = tqdm(unit="episode", disable=not progress_bar, desc="episodes", position=0)
@@ -51,9 +51,8 @@ def replay_bags(replayer, bags: Sequence[str], out: str, reading: RecordingOptio
                 run(replayer, bag, reading, run_key, scored, result, frames_bar, episodes_bar,
                     episode_writer, episode_key)
             except (RecordingError, RuntimeError, ValueError, OSError) as exc:
-                message = str(exc) if bag in str(exc) else f"{bag}: {exc}"
-                result.errors.append(message)
-                log(f"replay: {message} (continuing with the next bag)")
+                # Said once, by the caller, with the others (the run goes on with the next bag).
+                result.errors.append(str(exc) if bag in str(exc) else f"{bag}: {exc}")
     finally:
         frames_bar.close()
         episodes_bar.close()
@@ -99,11 +98,18 @@ def _replay_recording(replayer, bag, reading, run_key, scored, result, frames_ba
             if sink is not None:
                 sink.abandon()  # a half-written episode file is removed
             raise
-        broken = [s for s in trace.cameras.values() if s["accepted"] == 0]
+        broken = [s for s in trace.cameras.values() if s["accepted"] < s["rejected"]
+                  or s["accepted"] == 0]
+        for stats in trace.cameras.values():
+            result.refusals += [f"{bag}: episode {recorded.name}: {line}"
+                                for line in refusal_lines(stats)]
         for stats in broken:
+            what = (f"none of {stats['received']} frame(s)" if stats["accepted"] == 0 else
+                    f"only {stats['accepted']} of {stats['received']} frames")
+            why = "" if stats.get("refusals") else f" ({stats['last_error'] or 'no frames'})"
             result.errors.append(
-                f"{bag}: topic {stats['topic']}: none of {stats['received']} frame(s) of episode "
-                f"{recorded.name} could be used ({stats['last_error'] or 'no frames'})")
+                f"{bag}: topic {stats['topic']}: {what} of episode {recorded.name} could be "
+                f"used{why}{_advice(stats, reading)}")
         if sink is not None:
             sink.finish(trace)
         if not broken:  # a broken camera is reported again on the next run
@@ -111,3 +117,18 @@ def _replay_recording(replayer, bag, reading, run_key, scored, result, frames_ba
         result.traces.append(trace)
         result.scored += 1
         episodes_bar.update(1)
+
+
+def refusal_lines(stats: dict) -> List[str]:
+    """One line per reason a camera's frames were refused, with how many."""
+    return [f"topic {stats['topic']}: {r['count']} of {stats['received']} frame(s) refused: {r['reason']}"
+            for r in stats.get("refusals", ())]
+
+
+def _advice(stats: dict, reading: RecordingOptions) -> str:
+    """Say what to do when most of a camera's frames were refused for their stamps."""
+    refusals = stats.get("refusals") or []
+    if refusals and "stamp" in refusals[0]["reason"] and reading.stamps == "header":
+        return ("; most were refused for their stamps: if the camera driver does not stamp its "
+                "frames, pass --stamps receive to use the times the recorder received them")
+    return ""

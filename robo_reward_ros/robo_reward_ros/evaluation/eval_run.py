@@ -73,7 +73,7 @@ def _episode_frames(summary: Dict[str, Any], info: Dict[str, Any]) -> list:
     options = RecordingOptions(tuple(reading.get("camera_topics") or ()), reading.get("instruction", ""),
                                reading.get("instruction_topic", ""), reading.get("task_file", ""),
                                reading.get("split_topic", ""), float(reading.get("split_gap_sec") or 0.0),
-                               reading.get("max_frames"))
+                               reading.get("max_frames"), reading.get("stamps") or "header")
     max_pixels = next(s.default for s in SPECS if s.name == "cameras.max_pixels")
     return episode_frames(summary["bag"], options, max_pixels, summary["info"]["episode_index"])[1]
 

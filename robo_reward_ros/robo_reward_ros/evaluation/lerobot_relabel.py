@@ -7,7 +7,9 @@ new features declared). The labels come from the node's pipeline as replay ran i
 each estimate until the next (the node publishes one estimate per step, not per frame):
 
 - ``robo_reward.progress``, ``robo_reward.success_probability``: the newest estimate at or before
-  the frame, averaged over the cameras (NaN before the first estimate);
+  the frame, averaged over the cameras; before the first estimate NaN, or with ``fill`` the first
+  estimate held back to the episode's start (``first``) or 0 (``zero``), for trainers that
+  cannot take NaN;
 - ``robo_reward.reward``: the reward the node publishes with it (``reward.mode``);
 - ``robo_reward.success``: the monitor has declared the task done at or before this frame;
 - ``robo_reward.terminal``: the monitor has ended the episode (success, failure or timeout) at or
@@ -28,10 +30,13 @@ PREFIX = "robo_reward."
 FLOAT_COLUMNS = ("progress", "success_probability", "reward")
 BOOL_COLUMNS = ("success", "terminal")
 ENDED = ("succeeded", "failed", "timed_out")
+FILLS = ("nan", "first", "zero")  # frames before an episode's first estimate
 
 
-def frame_labels(trace, timestamps: Sequence[float]) -> Dict[str, np.ndarray]:
+def frame_labels(trace, timestamps: Sequence[float], fill: str = "nan") -> Dict[str, np.ndarray]:
     """Per-frame labels of one episode at its frames' ``timestamps`` (seconds from its start)."""
+    if fill not in FILLS:
+        raise ValueError(f"fill must be one of {', '.join(FILLS)}, not {fill!r}")
     by_camera: Dict[str, List] = {}
     for estimate in trace.estimates:
         by_camera.setdefault(estimate.camera, []).append(estimate)
@@ -48,6 +53,11 @@ def frame_labels(trace, timestamps: Sequence[float]) -> Dict[str, np.ndarray]:
             successes = [e.success_prob for e in latest if e.success_prob is not None]
             values["success_probability"][index] = np.mean(successes) if successes else math.nan
             values["reward"][index] = np.mean([e.reward for e in latest])
+    scored = np.nonzero(~np.isnan(values["progress"]))[0]
+    if fill != "nan" and len(scored):
+        before = slice(0, scored[0])
+        for name in FLOAT_COLUMNS:
+            values[name][before] = values[name][scored[0]] if fill == "first" else 0.0
     summary = trace.summary()
     succeeded = summary.get("detected_success_stamp")
     ended = next((e.stamp for e in trace.events if e.type == "episode_ended" and e.status in ENDED), None)
@@ -57,8 +67,11 @@ def frame_labels(trace, timestamps: Sequence[float]) -> Dict[str, np.ndarray]:
     return values
 
 
-def write_relabelled(dataset, traces: Dict[int, object], out_dir: str) -> List[str]:
-    """Copy ``dataset`` to ``out_dir`` with the label columns; episodes without a trace get NaN/False."""
+def write_relabelled(dataset, traces: Dict[int, object], out_dir: str, fill: str = "nan") -> List[str]:
+    """Copy ``dataset`` to ``out_dir`` with the label columns; episodes without a trace get NaN/False.
+
+    ``fill``: the float labels of frames before an episode's first estimate (FILLS).
+    """
     import pyarrow as pa
     import pyarrow.parquet as pq
     if os.path.exists(out_dir):
@@ -76,7 +89,7 @@ def write_relabelled(dataset, traces: Dict[int, object], out_dir: str) -> List[s
             if trace is None:
                 continue
             rows = np.nonzero(episodes == episode_index)[0]
-            for name, values in frame_labels(trace, timestamps[rows]).items():
+            for name, values in frame_labels(trace, timestamps[rows], fill).items():
                 columns[name][rows] = values
         for name in FLOAT_COLUMNS + BOOL_COLUMNS:
             if PREFIX + name in table.column_names:

@@ -21,15 +21,14 @@ def _episode_key(run: dict, dataset, episode, keys: Sequence[str]) -> str:
 
 
 def run_lerobot(dataset_dir: str, out: str, keys: Optional[Sequence[str]] = None,
-                episodes: Optional[Sequence[int]] = None, model: str = "", backend: str = "robometer",
-                precision: str = "fp32", device: str = "cpu", params: Sequence[str] = (),
+                episodes: Optional[Sequence[int]] = None, model: str = "", backend: str = "",
+                precision: str = "", device: str = "cpu", params: Sequence[str] = (),
                 relabel: str = "", force: bool = False, plots: bool = True, progress_bar: bool = True,
-                log=print) -> dict:
+                log=print, relabel_fill: str = "nan") -> dict:
     from tqdm import tqdm
     from robo_reward_ros.core.task_spec import build_task
-    from robo_reward_ros.evaluation.demo_assets import demo_checkpoint
     from robo_reward_ros.evaluation.lerobot_dataset import LeRobotFolder, choose_keys, merged_frames
-    from robo_reward_ros.evaluation.replay import OfflineReplay, node_parameter_values, parse_param
+    from robo_reward_ros.evaluation.replay import OfflineReplay, model_info, offline_parameter_values
     from robo_reward_ros.evaluation.scored_episodes import ScoredEpisodes, run_key
     from robo_reward_ros.evaluation.trace import write_traces
     dataset = LeRobotFolder(dataset_dir)
@@ -37,9 +36,7 @@ def run_lerobot(dataset_dir: str, out: str, keys: Optional[Sequence[str]] = None
     chosen = [e for e in dataset.episodes if episodes is None or e.index in set(episodes)]
     if not chosen:
         raise ValueError(f"{dataset_dir}: no episode {list(episodes or [])} in the dataset")
-    tiny = not model
-    model = model or demo_checkpoint(log)
-    values = node_parameter_values(model, backend, precision, device, dict(parse_param(p) for p in params))
+    values, tiny = offline_parameter_values(model, backend, precision, device, params, log)
     run = run_key(values, {"lerobot_keys": list(keys)})
     scored = ScoredEpisodes(out, force)
     replayer = OfflineReplay(values)
@@ -66,15 +63,16 @@ def run_lerobot(dataset_dir: str, out: str, keys: Optional[Sequence[str]] = None
         bar.close()
     finally:
         replayer.close()
-    info = {"model": model, "backend": backend, "precision": precision, "tiny_random_model": tiny,
+    info = {**model_info(values, tiny),
             "parameters": {p.partition("=")[0]: p.partition("=")[2] for p in params},
             "dataset": os.path.abspath(dataset_dir), "camera_keys": list(keys), "mode": "offline"}
     write_traces(traces, out, info)
     summary = {"out": out, "episodes": len(traces), "reused": reused, "scored": len(traces) - reused,
+               "model": info["model_description"],
                "estimates": sum(len(t.estimates) for t in traces)}
     if relabel:
         from robo_reward_ros.evaluation.lerobot_relabel import write_relabelled
-        summary["relabelled"] = write_relabelled(dataset, by_index, relabel)
+        summary["relabelled"] = write_relabelled(dataset, by_index, relabel, relabel_fill)
         summary["relabel"] = relabel
     if plots:
         from robo_reward_ros.evaluation.replay_run import write_plots

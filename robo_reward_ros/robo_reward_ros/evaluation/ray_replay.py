@@ -112,19 +112,19 @@ class BagReplayWorker:
 
     def _replay(self, bag: str) -> str:
         from robo_reward_ros.evaluation.bag_replay import replay_bags
-        messages: List[str] = []
         if self.writer is not None:
             self.writer.written = []
         try:
             done = replay_bags(self.replayer, [bag], self.out, self.reading, self.run_key,
-                               self.force, False, self.writer, messages.append)
+                               self.force, False, self.writer)
         except Exception as exc:  # reported and skipped, like an unreadable bag: the others go on
             done = BagReplayResult([], [f"{bag}: {type(exc).__name__}: {exc}"])
         return json.dumps({
             "traces": [{"summary": t.summary(), "estimates": [dataclasses.asdict(e) for e in t.estimates],
                         "events": [dataclasses.asdict(e) for e in t.events]} for t in done.traces],
             "errors": done.errors, "scored": done.scored, "reused": done.reused,
-            "mcap": list(self.writer.written) if self.writer is not None else [], "log": messages})
+            "mcap": list(self.writer.written) if self.writer is not None else [],
+            "refusals": done.refusals})
 
     def __del__(self) -> None:
         replayer = getattr(self, "replayer", None)
@@ -169,18 +169,16 @@ def replay_bags_on_ray(values: Dict[str, Any], bags: Sequence[str], out: str, re
                 for row in scored.iter_rows():
                     result = json.loads(row["result"])
                     returned[int(row["position"])] = result
-                    for message in result["log"]:
-                        log(message)
                     if on_result is not None:
                         on_result(bags[int(row["position"])])
                     bar.update(1)
         finally:
             context.enable_progress_bars, context.max_errored_blocks = saved
-    return _assemble(bags, returned, options, log)
+    return _assemble(bags, returned, options)
 
 
-def _assemble(bags: Sequence[str], returned: Dict[int, Dict[str, Any]], options: RayOptions,
-              log) -> Tuple[BagReplayResult, List[str]]:
+def _assemble(bags: Sequence[str], returned: Dict[int, Dict[str, Any]],
+              options: RayOptions) -> Tuple[BagReplayResult, List[str]]:
     """Put the workers' results in bag order; a bag with none lost its worker too often."""
     done = BagReplayResult([], [])
     written: List[str] = []
@@ -190,11 +188,11 @@ def _assemble(bags: Sequence[str], returned: Dict[int, Dict[str, Any]], options:
             message = (f"{bag}: its Ray worker died {options.retries + 1} time(s) replaying it "
                        f"(skipped; see the Ray logs)")
             done.errors.append(message)
-            log(f"replay: {message}")
             continue
         done.traces += [StoredTrace(t["summary"], [EstimateRecord(**e) for e in t["estimates"]],
                                     [EventRecord(**e) for e in t["events"]]) for t in result["traces"]]
         done.errors += result["errors"]
+        done.refusals += result["refusals"]
         done.scored += result["scored"]
         done.reused += result["reused"]
         written += result["mcap"]

@@ -28,6 +28,19 @@ DEFAULT_CAMERA_TOPIC = "/camera/image_raw"
 DEFAULT_INSTRUCTION_TOPIC = "/instruction"
 
 
+def canonical_type(msgtype: str) -> str:
+    """Spell a message type as rosbags' typestore does: ``pkg/msg/Type``.
+
+    Some writers, and bags converted from ROS 1, store ``pkg/Type`` (and the ROS 1 converter may
+    add ``pkg/msg/Type`` with a trailing ``.msg``); the bytes are the same CDR either way.
+    """
+    name = msgtype.strip()
+    if name.endswith(".msg"):
+        name = name[:-len(".msg")]
+    parts = name.split("/")
+    return f"{parts[0]}/msg/{parts[1]}" if len(parts) == 2 else name
+
+
 class RecordingError(ValueError):
     """A recording cannot be (fully) read; the message names the bag and the topic."""
 
@@ -43,6 +56,11 @@ class RecordingOptions:
     split_topic: str = ""
     split_gap_sec: float = 0.0
     max_frames: Optional[int] = None  # per camera and episode
+    stamps: str = "header"  # or "receive": the recorder's log time stands in for header stamps
+
+    def __post_init__(self) -> None:
+        if self.stamps not in ("header", "receive"):
+            raise ValueError(f"stamps must be 'header' or 'receive', not {self.stamps!r}")
 
     def describe(self) -> Dict[str, object]:
         """Return what decides the episodes' contents (part of a scored episode's identity)."""
@@ -98,10 +116,17 @@ class RecordedEpisode:
     compressed: Dict[str, bool]
     messages: Iterator[CameraMessage]
     info: Dict[str, object] = dataclasses.field(default_factory=dict)
+    receive_stamps: bool = False
 
     @property
     def instructions(self) -> Tuple[str, ...]:
         return tuple(stage.instruction for stage in self.task.stages)
+
+    def stamp_ns(self, message: CameraMessage, msg) -> int:
+        """Return a camera message's time: its header stamp, or the recorder's receive time if so chosen."""
+        if self.receive_stamps:
+            return message.log_ns
+        return msg.header.stamp.sec * 10**9 + msg.header.stamp.nanosec
 
 
 def typestore():
@@ -123,8 +148,9 @@ def camera_message_count(bag: str, options: RecordingOptions) -> int:
     """Camera messages the bag holds (from its metadata: no reading), for progress bars."""
     from rosbags.rosbag2 import Reader
     with Reader(bag) as reader:
-        topics = _camera_topics(bag, reader.connections, options)
-        return sum(c.msgcount for c in reader.connections if c.topic in topics)
+        connections = reader.connections
+        topics = _camera_topics(bag, connections, options)
+        return sum(c.msgcount for c in connections if c.topic in topics)
 
 
 def read_recording(bag: str, options: RecordingOptions, store=None) -> Iterator[RecordedEpisode]:
@@ -144,7 +170,7 @@ def read_recording(bag: str, options: RecordingOptions, store=None) -> Iterator[
         connections = list(reader.connections)
         camera_topics = _camera_topics(bag, connections, options)
         cameras = [c for c in connections if c.topic in camera_topics]
-        compressed = {t: next(c.msgtype for c in cameras if c.topic == t) == COMPRESSED_TYPE
+        compressed = {t: next(canonical_type(c.msgtype) for c in cameras if c.topic == t) == COMPRESSED_TYPE
                       for t in camera_topics}
         instructions = _instruction_messages(bag, reader, connections, options, store)
         splits = _split_stamps(bag, reader, connections, options, store)
@@ -163,7 +189,8 @@ def read_recording(bag: str, options: RecordingOptions, store=None) -> Iterator[
                 compressed=compressed,
                 messages=_episode_messages(stream, end, options.split_gap_sec, options.max_frames),
                 info={"bag": os.path.abspath(bag), "episode_index": index,
-                      "camera_topics": list(camera_topics), "first_log_ns": first.log_ns})
+                      "camera_topics": list(camera_topics), "first_log_ns": first.log_ns},
+                receive_stamps=options.stamps == "receive")
             yield episode
             for _ in episode.messages:  # what the consumer left (an episode it skipped)
                 pass
@@ -178,16 +205,16 @@ def _bag_name(bag: str) -> str:
 
 
 def _camera_topics(bag: str, connections, options: RecordingOptions) -> Tuple[str, ...]:
-    image_topics = sorted({c.topic for c in connections if c.msgtype in IMAGE_TYPES})
-    types = {c.topic: c.msgtype for c in connections}
+    types = {c.topic: canonical_type(c.msgtype) for c in connections}
+    image_topics = sorted(topic for topic, msgtype in types.items() if msgtype in IMAGE_TYPES)
     if options.camera_topics:
         for topic in options.camera_topics:
             if topic not in types:
                 raise RecordingError(f"{bag}: camera topic {topic} is not in the recording "
                                      f"(image topics there: {image_topics or 'none'})")
             if types[topic] not in IMAGE_TYPES:
-                raise RecordingError(f"{bag}: camera topic {topic} is {types[topic]}, not "
-                                     f"sensor_msgs/Image or CompressedImage")
+                raise RecordingError(f"{bag}: camera topic {topic} is {types[topic]}; a camera "
+                                     f"must be {IMAGE_TYPE} or {COMPRESSED_TYPE}")
         return tuple(options.camera_topics)
     if DEFAULT_CAMERA_TOPIC in image_topics:
         return (DEFAULT_CAMERA_TOPIC,)
@@ -201,8 +228,9 @@ def _string_messages(bag: str, reader, connections, topic: str, store) -> List[T
     conns = [c for c in connections if c.topic == topic]
     if not conns:
         raise RecordingError(f"{bag}: topic {topic} is not in the recording")
-    if any(c.msgtype != STRING_TYPE for c in conns):
-        raise RecordingError(f"{bag}: topic {topic} is {conns[0].msgtype}, not std_msgs/String")
+    if any(canonical_type(c.msgtype) != STRING_TYPE for c in conns):
+        raise RecordingError(f"{bag}: topic {topic} is {conns[0].msgtype}; instructions must be "
+                             f"{STRING_TYPE}")
     try:
         return [(log_ns, store.deserialize_cdr(raw, STRING_TYPE).data)
                 for _, log_ns, raw in reader.messages(connections=conns)]
@@ -266,7 +294,7 @@ def _camera_stream(bag: str, reader, cameras) -> Iterator[CameraMessage]:
     try:
         for conn, log_ns, raw in reader.messages(connections=cameras):
             topic = conn.topic
-            yield CameraMessage(conn.topic, conn.msgtype, log_ns, raw)
+            yield CameraMessage(conn.topic, canonical_type(conn.msgtype), log_ns, raw)
     except Exception as exc:  # a truncated or corrupt storage file
         raise RecordingError(f"{bag}: reading stopped after a message on {topic} "
                              f"({type(exc).__name__}: {exc})") from exc
@@ -333,7 +361,7 @@ def decoded_episodes(bag: str, options: RecordingOptions, max_pixels: int,
             if message.camera_topic != topic:
                 continue
             msg = message.decode(store)
-            stamp = msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9
+            stamp = recorded.stamp_ns(message, msg) / 1e9
             if recorded.compressed[topic]:
                 rgb = decode_compressed(msg.format, msg.data, max_pixels=max_pixels)
             else:

@@ -9,7 +9,7 @@ Monitor time rules (stall windows, timeouts) run on frame stamps in both.
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Dict, Iterable, List, Optional
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from robo_reward_ros.core.events import (EpisodeEnded, FailureDetected, MonitorEvent,
                                          StageSucceeded)
@@ -41,6 +41,45 @@ def node_parameter_values(model: str, backend: str = "robometer", precision: str
             value = float(value)  # ROS types parameters by their default: 4 means 4.0 here
         values[name] = value
     return values
+
+
+TINY_RANDOM_MODEL = "tiny-random"  # --model name of the random-weight checkpoint (plumbing checks)
+
+
+def offline_parameter_values(model: str = "", backend: str = "", precision: str = "",
+                             device: str = "cpu", params: Sequence[str] = (), log=print
+                             ) -> Tuple[Dict[str, Any], bool]:
+    """Node parameters for an offline tool, and whether the model is the tiny random one.
+
+    ``-p NAME=VALUE`` means what it means to the node (``-p model.preset=demo`` runs the demo
+    model, ``-p model.id=DIR`` a checkpoint). ``--model`` stands for ``model.preset:=none
+    model.id:=MODEL`` with the backend recognised and fp32 on the CPU; without either, the demo
+    preset (installed with the package, loads offline). The random-weight checkpoint is used
+    only when asked for by name (``--model tiny-random``).
+    """
+    overrides = dict(parse_param(p) for p in params)
+    tiny = model == TINY_RANDOM_MODEL
+    if tiny:
+        from robo_reward_ros.evaluation.demo_assets import demo_checkpoint
+        model = demo_checkpoint(log)
+    if model:
+        return node_parameter_values(model, backend or ("robometer" if tiny else "auto"), precision or "fp32", device,
+                                     overrides), tiny
+    return node_parameter_values("", backend, precision, device,
+                                 {"model.preset": "demo", **overrides}), tiny
+
+
+def model_info(values: Dict[str, Any], tiny: bool) -> Dict[str, Any]:
+    """Describe the model as the run's logs record it (what ``robo-reward eval`` loads again)."""
+    from robo_reward_ros.core.node_settings import model_settings
+    spec = model_settings(values)
+    preset = str(values["model.preset"]).strip()
+    named = f"preset {preset}: " if preset not in ("", "none") else ""
+    text = f"{named}{spec.backend} {spec.model_id} {spec.precision}"
+    return {"model": spec.model_id, "backend": spec.backend, "precision": spec.precision,
+            "tiny_random_model": tiny,
+            "model_description": text + (" - TINY RANDOM MODEL: random weights, the figures "
+                                         "mean nothing" if tiny else "")}
 
 
 def parse_param(text: str):
@@ -104,7 +143,7 @@ class OfflineReplay:
         def frames():
             for message in recorded.messages:
                 msg = message.decode(store)
-                stamp_ns = msg.header.stamp.sec * 10**9 + msg.header.stamp.nanosec
+                stamp_ns = recorded.stamp_ns(message, msg)
                 if not origin:
                     origin.append(stamp_ns)
                     trace.origin_ns = stamp_ns
@@ -200,7 +239,9 @@ class OfflineReplay:
 
 def _camera_stats(intake: FrameIntake) -> Dict[str, Dict[str, Any]]:
     return {name: {"topic": s.topic, "received": s.received, "accepted": s.accepted,
-                   "rejected": s.rejected, "last_error": s.last_error}
+                   "rejected": s.rejected, "last_error": s.last_error,
+                   "refusals": [{"count": count, "reason": reason}
+                                for count, reason in s.refusal_counts()]}
             for name, s in intake.stats.items()}
 
 

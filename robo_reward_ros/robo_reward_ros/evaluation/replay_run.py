@@ -22,22 +22,23 @@ def write_plots(out_dir: str, note: str = "", live_dir: Optional[str] = None) ->
             for summary in data["episodes"]]
 
 
-def run_replay(bags: Sequence[str], out: str, model: str = "", backend: str = "robometer",
-               precision: str = "fp32", device: str = "cpu", params: Sequence[str] = (),
+def run_replay(bags: Sequence[str], out: str, model: str = "", backend: str = "",
+               precision: str = "", device: str = "cpu", params: Sequence[str] = (),
                max_frames: Optional[int] = None, plots: bool = True, live: bool = False,
                progress_bar: bool = True, log=print, reading=None, force: bool = False,
                mcap: bool = False, ray=None) -> dict:
     """Replay bags; ``reading`` (RecordingOptions): how to read robots' recordings; ``mcap``: MCAP per episode.
 
+    The model: see replay.offline_parameter_values (the demo preset by default).
+
     ``ray`` (evaluation.ray_replay.RayOptions, or None): spread the bags over Ray workers instead.
     """
     import dataclasses
     from robo_reward_ros.evaluation.bag_replay import replay_bags
-    from robo_reward_ros.evaluation.demo_assets import demo_checkpoint
     from robo_reward_ros.evaluation.episode_bag import find_bags
     from robo_reward_ros.evaluation.recording import RecordingOptions
-    from robo_reward_ros.evaluation.replay import (OfflineReplay, node_parameter_values,
-                                                   parse_param)
+    from robo_reward_ros.evaluation.replay import (OfflineReplay, model_info,
+                                                   offline_parameter_values)
     from robo_reward_ros.evaluation.scored_episodes import run_key
     from robo_reward_ros.evaluation.trace import write_traces
     reading = reading or RecordingOptions()
@@ -46,11 +47,8 @@ def run_replay(bags: Sequence[str], out: str, model: str = "", backend: str = "r
     if live and reading != RecordingOptions(max_frames=reading.max_frames):
         raise ValueError("--live replays the project's own episode bags; it takes no reading options")
     paths = find_bags(bags)
-    tiny = not model
-    model = model or demo_checkpoint(log)
-    values = node_parameter_values(model, backend, precision, device,
-                                   dict(parse_param(p) for p in params))
-    info = {"model": model, "backend": backend, "precision": precision, "tiny_random_model": tiny,
+    values, tiny = offline_parameter_values(model, backend, precision, device, params, log)
+    info = {**model_info(values, tiny),
             "parameters": {p.partition("=")[0]: p.partition("=")[2] for p in params},
             "bags": paths, "mode": "offline", "reading": reading.describe()}
     key = run_key(values, reading.describe())
@@ -70,7 +68,7 @@ def run_replay(bags: Sequence[str], out: str, model: str = "", backend: str = "r
             writer = EpisodeMcapWriter(os.path.join(out, "mcap"), values)
         try:
             # --live compares against the episodes' frames: no stored results
-            done = replay_bags(replayer, paths, out, reading, key, force or live, progress_bar, writer, log)
+            done = replay_bags(replayer, paths, out, reading, key, force or live, progress_bar, writer)
             summary = _write_results(done, out, info, mcap, writer.written if writer else [], reading,
                                      replayer.camera)
             if live:
@@ -99,7 +97,8 @@ def _write_results(done, out: str, info: dict, mcap: bool, written: list, readin
         raise ValueError("no episode could be replayed: " + "; ".join(done.errors))
     write_traces(done.traces, out, {**info, "errors": done.errors})
     summary = {"out": out, "episodes": len(done.traces), "scored": done.scored, "reused": done.reused,
-               "errors": done.errors, "estimates": sum(len(t.estimates) for t in done.traces)}
+               "errors": done.errors, "refusals": done.refusals, "model": info["model_description"],
+               "estimates": sum(len(t.estimates) for t in done.traces)}
     if mcap:
         summary["mcap"] = written
         summary["layout"] = _write_run_layout(os.path.join(out, "mcap"), reading, done.traces, camera)

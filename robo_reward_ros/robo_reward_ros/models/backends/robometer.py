@@ -83,8 +83,9 @@ class RobometerBackend(QwenRewardBackend):
             self.processing = QwenProcessing.from_pretrained(base, padding_side="right")
         except (OSError, ValueError) as exc:
             hint = "" if layout.is_local(base) else f" ({layout.hub_hint(base)})"
+            reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
             raise layout.CheckpointError(f"{model_id}: tokenizer/processor of base model {base!r} could not be "
-                                         f"loaded: {exc}{hint}") from exc
+                                         f"loaded: {reason}{hint}") from exc
         self.token_ids = add_robometer_tokens(self.processing.tokenizer)
         backbone = config_json["vlm_config"] if self.lerobot_export else config_json
         vocab = int(backbone.get("text_config", {}).get("vocab_size") or backbone.get("vocab_size") or 0)

@@ -10,6 +10,8 @@ both load it this way.
 from __future__ import annotations
 
 import contextlib
+import filecmp
+import hashlib
 import os
 import shutil
 from typing import Callable, Iterator, Optional
@@ -50,19 +52,38 @@ def trained_model_source() -> Optional[str]:
 
 
 def is_bundled_demo(model: str) -> bool:
-    """Tell whether ``model`` is the installed demo weights directory (however the path is spelled)."""
-    return os.path.isdir(model) and os.path.realpath(model) == os.path.realpath(TRAINED_MODEL_DIR)
+    """Tell whether ``model`` is a folder of the demo model: the installed one, or any copy of it.
+
+    A copy (the source tree's, one a user moved or fine-tuned in place) is recognised by its
+    architecture, config.json byte for byte as installed: its base model is the one built here.
+    """
+    if not os.path.isdir(model):
+        return False
+    if os.path.realpath(model) == os.path.realpath(TRAINED_MODEL_DIR):
+        return True
+    installed = os.path.join(TRAINED_MODEL_DIR, "config.json")
+    return (all(os.path.isfile(os.path.join(model, n)) for n in TRAINED_FILES + ("config.yaml",))
+            and os.path.isfile(installed)
+            and filecmp.cmp(os.path.join(model, "config.json"), installed, shallow=False))
 
 
-def trained_demo_checkpoint(log: Callable[[str], None] = print) -> Optional[str]:
+def trained_demo_checkpoint(log: Callable[[str], None] = print,
+                            source: Optional[str] = None) -> Optional[str]:
     """Return the demo model as a loadable Robometer checkpoint in the cache; None without the weights.
 
-    Rebuilt only when the installed weights change (their sizes and times are the stamp).
+    ``source``: a copy of the demo model elsewhere (is_bundled_demo); by default the installed
+    weights. Rebuilt only when the weights change (their sizes and times are the stamp).
     """
-    source = trained_model_source()
+    installed = trained_model_source()
+    if source is not None and os.path.realpath(source) == os.path.realpath(TRAINED_MODEL_DIR):
+        source = None
+    entry = "demo-robometer-trained"
+    if source is not None:  # one cache entry per folder
+        entry += "-" + hashlib.sha256(os.path.realpath(source).encode()).hexdigest()[:12]
+    source = source or installed
     if source is None:
         return None
-    path = os.path.join(cache_dir(), "demo-robometer-trained")
+    path = os.path.join(cache_dir(), entry)
     stamp = os.path.join(path, "source.txt")
     signature = source + "\n" + "\n".join(str(os.path.getsize(os.path.join(source, n))) + " "
                                           + str(int(os.path.getmtime(os.path.join(source, n))))

@@ -9,10 +9,12 @@ here, so the two installs produce the same token sequence.
 import dataclasses
 import json
 import logging
+import os
 from typing import Any, Dict, List, Optional, Sequence, Tuple, TypeVar
 
 import numpy as np
 
+from robo_reward_ros.models.loading import hub_access
 from robo_reward_ros.models.loading.checkpoint_layout import model_file
 
 LOG = logging.getLogger(__name__)
@@ -114,6 +116,9 @@ class QwenProcessing:
     def from_pretrained(cls, name_or_path: str, padding_side: str = "right") -> "QwenProcessing":
         """Load from a model id or directory; never runs remote code."""
         from transformers import AutoTokenizer
+        if not os.path.isdir(name_or_path):
+            # Without a network, transformers retries for minutes; one probe switches to the cache.
+            hub_access.probe(name_or_path)
         processor = None
         try:
             from transformers import AutoProcessor

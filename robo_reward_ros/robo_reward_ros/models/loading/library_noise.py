@@ -1,0 +1,16 @@
+"""Warnings from libraries that a user of this package cannot act on, kept off the console.
+
+transformers imports torchao whenever it is installed, whatever the precision (its quantizer
+registry does, at the first ``from_pretrained``). torchao then logs "Failed to load ..." for each
+compiled extension built for hardware this machine lacks, and torch logs two deprecation
+warnings about torchao's enums. All are log records of their own loggers, raised to ERROR here;
+the project imports torchao itself only for an int8wo/int4wo precision.
+"""
+import logging
+
+QUIET_LOGGERS = ("torchao", "torch.utils._pytree")
+
+
+def quiet() -> None:
+    for name in QUIET_LOGGERS:
+        logging.getLogger(name).setLevel(logging.ERROR)
