@@ -11,7 +11,8 @@
 # Each leg runs its tests on ROBO_REWARD_TEST_WORKERS pytest-xdist workers (default 2, one per
 # core here; 0 runs them in the pytest process), a test file at a time per worker, the longest
 # files first (conftest.py, LONGEST_FIRST), and prints its ten slowest tests.
-# Every leg runs; the exit status is the first failing leg's (0 when all pass).
+# The later legs' venvs are set up in the background while the first leg's tests run (logs in
+# log/run_tests/). Every leg runs; the exit status is the first failing leg's (0 when all pass).
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
@@ -26,12 +27,11 @@ ros_tests=(test_reward_node.py test_reward_node_faults.py test_reward_node_lifec
            test_demo.py test_demo_console.py test_reward_server.py test_ray_free_imports.py
            test_fastdds_profiles.py test_launch_file.py)
 
-status=0
-results=()
-for leg in ${ROBO_REWARD_LEGS:-default py3.10 jazzy}; do
+# A leg's settings (interpreter, distro, venv) and the tests it runs.
+leg_plan() {
   settings=()
   tests=("$test_dir")
-  case $leg in
+  case $1 in
     default) ;;
     py3.10)
       settings=(PYTHON=python3.10 ROBO_REWARD_VENV="$root/.venv-py3.10")
@@ -40,15 +40,56 @@ for leg in ${ROBO_REWARD_LEGS:-default py3.10 jazzy}; do
     jazzy)
       settings=(PYTHON=python3.12 ROBO_REWARD_ROS_DISTRO=jazzy ROBO_REWARD_VENV="$root/.venv-jazzy")
       tests=("${ros_tests[@]/#/$test_dir/}") ;;
-    *) echo "run_tests: unknown leg '$leg' (default, py3.10, jazzy)" >&2; exit 2 ;;
+    *) echo "run_tests: unknown leg '$1' (default, py3.10, jazzy)" >&2; exit 2 ;;
   esac
+}
+
+read -r -a legs <<< "${ROBO_REWARD_LEGS:-default py3.10 jazzy}"
+for leg in "${legs[@]}"; do leg_plan "$leg"; done  # an unknown leg stops here, before any work
+
+# The later legs' venvs are set up in the background (niced) while the first leg's tests run:
+# the tests wait on nodes and servers much of the time, and a fresh venv is minutes of installing
+# and building. Each leg then runs setup.sh again, which finds nothing left to do.
+prepared=$root/log/run_tests
+prepare_later_legs() {
+  local leg
+  for leg in "${legs[@]:1}"; do
+    leg_plan "$leg"
+    (
+      if [ ${#settings[@]} -gt 0 ]; then export "${settings[@]}"; fi
+      nice -n 10 bash scripts/setup.sh
+    ) > "$prepared/setup-$leg.txt" 2>&1 && echo 0 > "$prepared/setup-$leg.rc" \
+      || echo 1 > "$prepared/setup-$leg.rc"
+  done
+}
+background=""
+trap '[ -z "$background" ] || kill "$background" 2>/dev/null || true' EXIT
+
+status=0
+results=()
+for index in "${!legs[@]}"; do
+  leg=${legs[$index]}
+  leg_plan "$leg"
   echo "=== run_tests: leg $leg ${settings[*]}"
   started=$SECONDS
   rc=0
+  if [ -n "$background" ]; then
+    while [ ! -f "$prepared/setup-$leg.rc" ] && kill -0 "$background" 2>/dev/null; do sleep 2; done
+    [ ! -f "$prepared/setup-$leg.txt" ] || sed 's/^/(prepared in the background) /' "$prepared/setup-$leg.txt"
+  fi
   # (set -e does not apply inside a subshell that is part of ||: chain with &&.)
   (
     if [ ${#settings[@]} -gt 0 ]; then export "${settings[@]}"; fi
-    bash scripts/setup.sh && . scripts/env.sh && python -m pytest \
+    bash scripts/setup.sh
+  ) || rc=$?
+  if [ "$index" -eq 0 ] && [ ${#legs[@]} -gt 1 ]; then
+    rm -rf "$prepared" && mkdir -p "$prepared"
+    prepare_later_legs &
+    background=$!
+  fi
+  [ "$rc" -ne 0 ] || (
+    if [ ${#settings[@]} -gt 0 ]; then export "${settings[@]}"; fi
+    . scripts/env.sh && python -m pytest \
       -n "${ROBO_REWARD_TEST_WORKERS:-2}" --dist loadfile --no-loadscope-reorder --durations=10 "${tests[@]}" "$@"
   ) || rc=$?
   results+=("$leg: exit $rc in $((SECONDS - started)) s")

@@ -16,7 +16,13 @@ venv=${ROBO_REWARD_VENV:-$default_venv}
 
 . "$root/scripts/find_python.sh"
 
-if [ ! -x "$venv/bin/python" ]; then
+# A venv is complete once the marker below is written: one whose creation was interrupted (a
+# python and no pip yet) is made again; a complete one from before the marker gets it.
+if [ -x "$venv/bin/python" ] && [ ! -f "$venv/.robo_reward_venv" ] \
+    && "$venv/bin/python" -c 'import pip' 2>/dev/null; then
+  touch "$venv/.robo_reward_venv"
+fi
+if [ ! -x "$venv/bin/python" ] || [ ! -f "$venv/.robo_reward_venv" ]; then
   if [ -n "${PYTHON:-}" ]; then
     python=$(find_python "$PYTHON") || { echo "setup: $PYTHON is not a working Python 3.10-3.12" >&2; exit 1; }
   else
@@ -24,7 +30,8 @@ if [ ! -x "$venv/bin/python" ]; then
       || { echo "setup: need Python 3.10-3.12 (set PYTHON=...)" >&2; exit 1; }
   fi
   echo "setup: creating venv $venv with $("$python" --version)"
-  "$python" -m venv "$venv"
+  "$python" -m venv --clear "$venv"
+  touch "$venv/.robo_reward_venv"
 fi
 
 version=$("$venv/bin/python" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
