@@ -84,7 +84,7 @@ def main(argv=None) -> int:
         square = _square(rgb, FRAME_SIZE)
         size = video_smart_resize(8, FRAME_SIZE, FRAME_SIZE, video.factor, video.temporal_patch_size,
                                   video.min_pixels, video.max_pixels)
-        blocks, _, _ = video_blocks([square, square], size, video, range(2), 2.0)
+        blocks, _, _ = video_blocks([square, square], size, video, [0.0, 0.5])  # 2 fps
         return blocks[0].make_patches()  # one two-frame block; its cost is split over its two frames
 
     rows, results = [], []
@@ -116,7 +116,10 @@ def main(argv=None) -> int:
             else:
                 fused = (lambda fmt=name.split()[0], d=(jpeg if name.startswith("jpeg") else png).getvalue():
                          decode_compressed(fmt, d, max_pixels=args.max_pixels))
-            if not np.array_equal(fused(), fitted):
+            # A JPEG is decoded at a reduced scale (draft mode): the same size, close, not equal.
+            difference = np.abs(fused().astype(int) - fitted)
+            if fused().shape != fitted.shape or (
+                    difference.mean() > 2.0 if name.startswith("jpeg") else difference.any()):
                 raise AssertionError(f"fused decode differs for {name} {width}x{height}")
             t_fused = timed(fused, args.repeat)
             t_robometer = timed(lambda: robometer_input(fitted), args.repeat)
@@ -135,13 +138,51 @@ def main(argv=None) -> int:
                          result["to_robometer_input_ms"], result["to_topreward_input_ms"]])
     robometer.close()
     topreward.close()
+    memory = jpeg_memory(args.max_pixels)
     print(common.table(["camera", "input", "msg KiB", "fitted", "decode ms", "fit ms", "decode+fit ms",
                         "fused ms", "speedup", "Robometer prep ms", "TOPReward prep ms", "total Robometer ms",
                         "total TOPReward ms"],
                        rows, digits=2))
+    print(common.table(["4096x4096 black JPEG", "peak RSS growth MiB"],
+                       [[k, v] for k, v in memory.items()], digits=1))
     common.write_json(args.json, {"benchmark": "decode", "machine": common.machine(), "max_pixels": args.max_pixels,
-                                  "repeat": args.repeat, "results": results})
+                                  "repeat": args.repeat, "results": results, "jpeg_4096_peak_rss_mib": memory})
     return 0
+
+
+MEMORY_PROBE = """
+import sys
+from robo_reward_ros.core.image_decoding import decode_compressed
+
+def status(field):
+    with open("/proc/self/status") as handle:
+        return next(int(line.split()[1]) for line in handle if line.startswith(field + ":"))
+
+big, pixels, small = sys.argv[1:]
+max_pixels = int(pixels) or None
+decode_compressed("jpeg", open(small, "rb").read(), max_pixels=max_pixels)  # imports, Pillow's set-up
+data = open(big, "rb").read()
+with open("/proc/self/clear_refs", "w") as handle:
+    handle.write("5")  # the peak (VmHWM) starts again from the current RSS
+before = status("VmRSS")
+decode_compressed("jpeg", data, max_pixels=max_pixels)
+print((status("VmHWM") - before) / 1024)
+"""
+
+
+def jpeg_memory(max_pixels: int) -> dict:
+    """Peak RSS growth decoding one 4096x4096 JPEG, fresh process each: to the model's size vs whole."""
+    import subprocess
+    from PIL import Image
+    with tempfile.TemporaryDirectory() as folder:
+        big, small = os.path.join(folder, "big.jpg"), os.path.join(folder, "small.jpg")
+        Image.new("RGB", (4096, 4096)).save(big, format="JPEG")
+        Image.new("RGB", (64, 64)).save(small, format="JPEG")
+        runs = {f"to max_pixels {max_pixels}": max_pixels, "whole frame": 0}
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}  # the source tree, as here
+        return {what: float(subprocess.run([sys.executable, "-c", MEMORY_PROBE, big, str(pixels), small],
+                                           check=True, capture_output=True, text=True, env=env).stdout)
+                for what, pixels in runs.items()}
 
 
 if __name__ == "__main__":

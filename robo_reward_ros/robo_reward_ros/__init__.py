@@ -3,3 +3,7 @@
 ``core`` and ``models`` import no rclpy, so the offline tools and the tests can use them on a
 machine without ROS; the ROS shell (nodes, conversions) lives beside them.
 """
+
+from robo_reward_ros import library_noise as _library_noise
+
+_library_noise.quiet()  # before anything imports torch or torchao: log levels only, no import

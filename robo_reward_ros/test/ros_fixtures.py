@@ -125,8 +125,10 @@ def python_script(name: str) -> List[str]:
 
 # The reward node with the pixel-scripted test backend (test/scripted_backend.py): what it
 # "predicts" is painted into the camera frames, so a test controls the model's outputs.
+# name_check_sec 0: a scripted model loads at once, and the name check's discovery wait would
+# add 3 s to every start (test_reward_node_faults checks it with the default).
 SCRIPTED_MODEL_ARGS = ["-p", 'model.preset:=""', "-p", "model.backend:=pixel_scripted",
-                       "-p", "model.plugin_modules:=scripted_backend"]
+                       "-p", "model.plugin_modules:=scripted_backend", "-p", "name_check_sec:=0.0"]
 SCRIPTED_ENV = {"PYTHONPATH": TEST_DIR + os.pathsep + os.environ.get("PYTHONPATH", "")}
 
 

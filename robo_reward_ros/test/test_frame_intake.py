@@ -86,3 +86,35 @@ def test_frame_time_runs_on_while_the_camera_is_silent_and_stale_is_reported_onc
     assert pipeline.step().results  # back: its estimate resumes the camera in the monitor
     clock.now += 3.0
     assert [e.kind for e in events(intake.tick())] == [FailureKind.CAMERA_STALE]
+
+
+def test_a_camera_whose_every_frame_is_refused_is_stale_with_the_reason():
+    """Before: unsupported frames for 8 s kept the camera "receiving at 10 Hz", and no event came."""
+    from robo_reward_ros.node.diagnostics import OK, WARN, camera_status
+    intake, pipeline, clock = make()
+    pipeline.set_task(build_task(["stack the cups"]), None, start=True)
+    intake.receive_rgb("front", 7.0, painted(0.2, 0.0))
+    stats = intake.stats["front"]
+    assert camera_status("n", stats, clock.now, 10.0, 1, 8, 2.0).level == OK
+    found = []
+    for tick in range(1, 31):  # 3 s of frames at 10 Hz, every one in an encoding no decoder knows
+        clock.now += 0.1
+        intake.receive_raw("front", 7.0 + tick * 0.1, "yuv422", 2, 2, 4, bytes(8))
+        found += events(intake.tick())
+    assert [e.kind for e in found] == [FailureKind.CAMERA_STALE]  # once, after the 2 s stale limit
+    assert "delivered no usable frame for 2.1 s (21 frame(s) came and were refused: unsupported " \
+           "encoding 'yuv422'" in found[0].description
+    report = camera_status("n", stats, clock.now, 10.0, 1, 8, 2.0)
+    assert report.level == WARN
+    assert report.message.startswith("no usable frame for 3.0 s: 30 frame(s) came and were refused")
+    clock.now += 0.1
+    intake.receive_rgb("front", 10.1, painted(0.2, 0.0))  # a good frame: healthy again
+    report = camera_status("n", stats, clock.now, 10.0, 1, 8, 2.0)
+    assert report.level == OK, report.message
+    assert stats.refused_since_accepted == 0 and not stats.stale_reported
+
+
+def test_a_negative_stamp_is_named_as_negative_not_zero():
+    intake, _, _ = make()
+    result = intake.receive_rgb("front", -1.5, painted(0.2, 0.0))
+    assert result.rejected_because.startswith("frame has a negative stamp (-1.500 s)")

@@ -18,6 +18,7 @@ from robo_reward_ros.node.qos_profiles import LATCHED_QOS
 from ros_fixtures import (SCRIPTED_ENV, installed_executable, python_script, reward_node_argv,
                           spin_until)
 from scripted_backend import FAIL_BLUE, NAN_BLUE, painted
+from test_image_decoding import bomb_header
 from test_reward_node import Listener, rgb_image
 
 
@@ -78,12 +79,17 @@ def test_bad_frames_each_get_a_reason_and_scoring_goes_on(ros_node, spawn):
     bad_compressed = {
         "corrupt or truncated jpeg": CompressedImage(format="jpeg", data=b"\xff\xd8\xff" + bytes(40)),
         "unknown compression format 'theora'": CompressedImage(format="theora", data=bytes(10)),
+        # Pillow's DecompressionBombError was "callback failed" and not counted.
+        "jpeg declares an image over": CompressedImage(format="jpeg", data=bomb_header("jpeg")),
+        "empty png data (0 bytes)": CompressedImage(format="png", data=b""),
     }
     for reason, msg in bad_compressed.items():
         msg.header.stamp = to_time(camera.stamp)
         spin_publishing(ros_node, lambda m=msg: wrist.publish(m),
                         lambda r=reason: r in (listen.diagnostic("camera wrist", "last_error") or ""),
                         f"the node to refuse a compressed frame: {reason}", node)
+    # Every refusal went through the counted path.
+    assert int(listen.diagnostic("camera wrist", "frames_rejected")) >= len(bad_compressed)
     # Still scoring: a good frame after all that gives an estimate with its stamp.
     after = camera.frame(progress=0.5)
     spin_publishing(ros_node, lambda: camera.pub.publish(after),
@@ -142,6 +148,9 @@ def test_bad_instructions_and_tasks_are_refused_and_the_task_stays(ros_node, spa
         "empty instruction": String(data=""),
         "instruction has 5000 characters": String(data="x" * 5000),
         "not valid UTF-8": bytes(raw),
+        # Before: accepted as tasks (nothing to see in them).
+        "instruction has no visible character": String(data="\u200b" * 5),
+        "instruction has no visible character (\\x01\\x02\\x03)": String(data="\x01\x02\x03"),
     }
     for reason, msg in cases.items():
         spin_publishing(ros_node, lambda m=msg: instruction.publish(m),
@@ -149,7 +158,16 @@ def test_bad_instructions_and_tasks_are_refused_and_the_task_stays(ros_node, spa
                         f"the node to refuse: {reason}", node)
     state = listen.states[-1]
     assert state.instruction == "stack the cups"  # the running task was not replaced
+    # A newline and ANSI codes in an instruction: one log line, escaped (before: a forged line).
+    forged = "open the drawer\n[ERROR] [1.0] [reward_node]: FAKE: model exploded\x1b[31m"
+    spin_publishing(ros_node, lambda: instruction.publish(String(data=forged)),
+                    lambda: listen.states and listen.states[-1].instruction == forged,
+                    "the node to take the instruction", node)
     assert node.interrupt() == 0, node.output()
+    output = node.output()
+    assert "FAKE" in output
+    assert not any(line.lstrip().startswith("[ERROR] [1.0]") for line in output.splitlines())
+    assert "\x1b" not in output and "drawer\\n[ERROR] [1.0] [reward_node]: FAKE" in output
 
 
 def test_model_failures_become_one_model_error_event_and_scoring_resumes(ros_node, spawn):
@@ -379,14 +397,19 @@ def test_a_controller_that_never_answers_is_retried_reported_and_the_episode_end
 
 
 def test_out_of_range_and_unknown_start_up_parameters_keep_the_node_up_and_say_why(ros_node,
-                                                                                   spawn):
+                                                                                   spawn, tmp_path):
+    typo = tmp_path / "typo.yaml"  # before: silently ignored, and the node went active
+    typo.write_text("reward_node:\n  ros__parameters:\n    succes.threshold: 0.5\n")
     for params, reason in (
-            (["success.threshold:=1.5"], "parameter success.threshold"),
-            (["inference.rate_hz:=-2.0"], "parameter inference.rate_hz"),
-            (["model.precision:=fp8"], "model.precision must be one of"),
-            (['model.preset:="robometer-9000"'], "unknown model preset 'robometer-9000'")):
-        node = spawn([installed_executable("reward_node"), "--ros-args"] +
-                     [arg for p in params for arg in ("-p", p)])
+            (["-p", "success.threshold:=1.5"], "parameter success.threshold"),
+            (["-p", "inference.rate_hz:=-2.0"], "parameter inference.rate_hz"),
+            (["-p", "model.precision:=fp8"], "model.precision must be one of"),
+            (["-p", 'model.preset:="robometer-9000"'], "unknown model preset 'robometer-9000'"),
+            (["--params-file", str(typo)],
+             "unknown parameter succes.threshold (did you mean success.threshold?)"),
+            (["-p", "inferenc.rate:=3.0"], "unknown parameter inferenc.rate (did you mean "
+                                           "inference.rate_hz?)")):
+        node = spawn([installed_executable("reward_node"), "--ros-args"] + params)
         listen = Listener(ros_node)
         spin_until(ros_node, lambda r=reason: any(
             s.name.endswith(": model") and r in s.message
@@ -394,6 +417,38 @@ def test_out_of_range_and_unknown_start_up_parameters_keep_the_node_up_and_say_w
             what=f"diagnostics naming the bad parameter ({reason})", processes=[node])
         assert node.interrupt() == 0, node.output()
         assert reason in node.output()
+
+
+def test_a_second_node_with_the_same_name_refuses_to_start_and_the_first_says_so(ros_node, spawn):
+    """Before: neither warned, /reward interleaved two episodes and one set_task changed both."""
+    first = spawn(reward_node_argv("instruction:=stack the cups"), env=SCRIPTED_ENV)
+    listen = Listener(ros_node)
+    spin_until(ros_node, lambda: listen.states, what="the first node's task state", processes=[first])
+    second = spawn(reward_node_argv("instruction:=open the drawer", "name_check_sec:=3.0"),
+                   env=SCRIPTED_ENV)  # the default wait for discovery (0 in the other tests)
+    refusal = "1 other node(s) named /reward_node already run in ROS domain"
+    spin_until(ros_node, lambda: refusal in second.output() and "appeared in this ROS domain" in first.output(),
+               what="the second node's refusal and the first node's warning", processes=[first, second])
+    assert "-r __node:=NAME" in second.output()
+    assert all(state.instruction == "stack the cups" for state in listen.states)  # never active
+    assert second.interrupt() == 0 and first.interrupt() == 0, second.output()
+
+
+def test_a_params_file_that_cannot_be_read_is_one_line_and_exit_code_2(spawn, tmp_path):
+    """Before: a Python traceback (RCLError from rclpy.init) for each of these."""
+    files = {"missing.yaml": None, "not_yaml.yaml": "reward_node: [unclosed\n",
+             "null.yaml": "reward_node: null\n"}
+    for name, text in files.items():
+        path = tmp_path / name
+        if text is not None:
+            path.write_text(text)
+        node = spawn([installed_executable("reward_node"), "--ros-args", "--params-file", str(path)])
+        assert node.popen.wait(timeout=60) == 2, node.output()
+        output = node.output()
+        assert "Traceback" not in output, output
+        lines = [line for line in output.splitlines() if line.startswith("cannot start:")]
+        assert len(lines) == 1 and f"'--params-file {path}'" in lines[0], output
+        assert "/project/src" not in lines[0]
 
 
 def test_a_warning_then_a_terminal_failure_are_both_published_and_end_the_episode(ros_node,

@@ -48,3 +48,17 @@ def test_a_task_is_described_in_one_short_line_however_many_stages():
     text = describe_task(build_task([f"stage number {i} " + "x" * 900 for i in range(64)]))
     assert len(text) <= 200 and text.startswith("64 stage(s): stage number 0")
     assert describe_task(build_task(["open the drawer"])) == "1 stage(s): open the drawer"
+
+
+@pytest.mark.parametrize("instruction", ["\u200b" * 5, "\x01\x02\x03", "\u2060\ufeff", " \t\u00a0 "])
+def test_an_instruction_with_nothing_visible_is_refused(instruction):
+    with pytest.raises(InvalidTaskError, match="no visible character|empty instruction"):
+        build_task([instruction])
+
+
+def test_a_task_in_a_log_line_has_its_control_characters_escaped():
+    from robo_reward_ros.core.task_spec import describe_task
+    task = build_task(["open\nthe \x1b[31mdrawer\u200b", "ouvrir le tiroir \u00e9"])
+    line = describe_task(task)
+    assert line == "2 stage(s): open\\nthe \\x1b[31mdrawer\\u200b | ouvrir le tiroir \u00e9"
+    assert task.stages[0].instruction == "open\nthe \x1b[31mdrawer\u200b"  # the task itself unchanged

@@ -50,6 +50,9 @@ class CameraStats:
     rejected: int = 0
     received_at_last_report: int = 0
     last_receipt: Optional[float] = None  # intake clock time of the last frame
+    first_receipt: Optional[float] = None
+    last_accepted: Optional[float] = None  # ... of the last frame the intake took
+    refused_since_accepted: int = 0
     last_error: str = ""
     qos_incompatible: int = 0
     lost: int = 0  # frames the transport reports lost before they reached the intake
@@ -64,8 +67,20 @@ class CameraStats:
     def age(self, now: float) -> Optional[float]:
         return None if self.last_receipt is None else now - self.last_receipt
 
+    def usable_age(self, now: float) -> Optional[float]:
+        """Seconds since the last frame the intake took (since the first one came, if none was)."""
+        since = self.last_accepted if self.last_accepted is not None else self.first_receipt
+        return None if since is None else now - since
+
+    def unusable_reason(self) -> str:
+        """Why no usable frame came: every frame since the last good one refused, or none came."""
+        if self.refused_since_accepted:
+            return f"{self.refused_since_accepted} frame(s) came and were refused: {self.last_error}"
+        return ""
+
     def refuse(self, reason: str) -> None:
         self.rejected += 1
+        self.refused_since_accepted += 1
         self.last_error = reason
         entry = self.refusals.setdefault(_NUMBER.sub("#", reason), [0, reason])
         entry[0] += 1
@@ -133,7 +148,8 @@ class FrameIntake:
         now = self.clock()
         stats.received += 1
         stats.last_receipt = now
-        stats.stale_reported = False
+        if stats.first_receipt is None:
+            stats.first_receipt = now
         check = self._guards[camera].check(stamp)
         if check.verdict is StampVerdict.REJECT:
             return self._reject(stats, check.reason)
@@ -157,6 +173,9 @@ class FrameIntake:
         if self._latest_stamp is None or stamp >= self._latest_stamp:
             self._latest_stamp, self._latest_receipt = stamp, now
         stats.accepted += 1
+        stats.last_accepted = now
+        stats.refused_since_accepted = 0
+        stats.stale_reported = False
         stats.frame_id = frame_id
         return IntakeResult(True, new_timeline=new_timeline, updates=updates)
 
@@ -187,7 +206,9 @@ class FrameIntake:
         return self._latest_stamp + (self.clock() - self._latest_receipt)
 
     def tick(self) -> List[MonitorUpdate]:
-        """Time limits, then cameras silent for longer than the monitor's stale limit (once per silent period).
+        """Time limits, then cameras with no usable frame for longer than the monitor's stale limit.
+
+        Silent cameras and cameras whose every frame is refused alike, once per such period.
 
         Call it periodically live, and before each frame offline.
         """
@@ -198,8 +219,9 @@ class FrameIntake:
         now = self.clock()
         stale_after = self.pipeline.monitor.config.camera_stale_after_s
         for stats in self.stats.values():
-            age = stats.age(now)
+            age = stats.usable_age(now)
             if age is not None and age > stale_after and not stats.stale_reported:
                 stats.stale_reported = True
-                updates.append(self.pipeline.report_camera_stale(stats.name, now_frame, age))
+                updates.append(self.pipeline.report_camera_stale(stats.name, now_frame, age,
+                                                                 stats.unusable_reason()))
         return [u for u in updates if u.events]

@@ -71,8 +71,10 @@ def decode_raw(encoding: str, height: int, width: int, step: int, data,
 def decode_compressed(format_field: str, data, max_pixels: Optional[int] = None) -> np.ndarray:
     """RGB uint8 from a sensor_msgs/CompressedImage (format "jpeg", "png", or "rgb8; jpeg ...").
 
-    With ``max_pixels``, the result is also ``fit_pixels(result, max_pixels)``, resized before it
-    leaves Pillow (no full-size array is made).
+    With ``max_pixels``, the result has the size ``fit_pixels`` gives, resized before it leaves
+    Pillow (no full-size array is made); a JPEG is decoded at a reduced scale first (Pillow's
+    draft mode: the decoder itself skips the detail), so a 4096x4096 frame never exists in memory
+    at full size. Every refusal, whatever Pillow raised, is an ImageDecodeError with the reason.
     """
     from PIL import Image, UnidentifiedImageError  # only compressed streams need Pillow
 
@@ -82,25 +84,38 @@ def decode_compressed(format_field: str, data, max_pixels: Optional[int] = None)
         raise ImageDecodeError(
             f"unsupported encoding '{encoding}' (16-bit or wider, compressed as raw; supported: "
             f"{', '.join(RAW_ENCODINGS)})")
+    raw = data if isinstance(data, (bytes, bytearray)) else bytes(data)
+    if not raw:
+        raise ImageDecodeError(f"empty {kind} data (0 bytes)")
     try:
-        with Image.open(io.BytesIO(data if isinstance(data, (bytes, bytearray)) else bytes(data))) as image:
+        with Image.open(io.BytesIO(raw)) as image:
             if image.format is None or image.format.lower() != kind:
                 raise ImageDecodeError(
                     f"format field says {kind} but the data is {image.format or 'unknown'}")
-            if image.width * image.height > MAX_PIXELS:
-                raise ImageDecodeError(
-                    f"image {image.width}x{image.height} exceeds the {MAX_PIXELS}-pixel limit")
+            width, height = image.size
+            if width * height > MAX_PIXELS:
+                raise ImageDecodeError(f"image {width}x{height} exceeds the {MAX_PIXELS}-pixel limit")
             if image.mode in _WIDE_MODES:
                 raise ImageDecodeError(f"{kind} holds a 16-bit or float image (mode {image.mode}); "
                                        f"unsupported, as raw 16-bit encodings are (supported: "
                                        f"{', '.join(RAW_ENCODINGS)})")
+            fitted = (_fitted_size(height, width, max_pixels)
+                      if max_pixels is not None and width * height > max_pixels else None)
+            if fitted is not None and kind == "jpeg":
+                image.draft("RGB", fitted)  # decode at 1/2, 1/4 or 1/8 scale, at least ``fitted``
             rgb = image.convert("RGB") if image.mode != "RGB" else image
-            if max_pixels is not None and image.width * image.height > max_pixels:
-                rgb = rgb.resize(_fitted_size(image.height, image.width, max_pixels), Image.BOX)
+            if fitted is not None and rgb.size != fitted:
+                rgb = rgb.resize(fitted, Image.BOX)
             return np.asarray(rgb)
     except ImageDecodeError:
         raise
-    except (UnidentifiedImageError, OSError, SyntaxError, ValueError) as exc:
+    except Image.DecompressionBombError as exc:  # declares a size far over Pillow's own limit
+        raise ImageDecodeError(f"{kind} declares an image over the {MAX_PIXELS}-pixel limit "
+                               f"({exc})") from exc
+    except UnidentifiedImageError as exc:
+        raise ImageDecodeError(f"corrupt or truncated {kind} data: no image format recognises "
+                               f"its {len(raw)} bytes") from exc
+    except (OSError, SyntaxError, ValueError, EOFError) as exc:
         raise ImageDecodeError(f"corrupt or truncated {kind} data: {exc}") from exc
 
 

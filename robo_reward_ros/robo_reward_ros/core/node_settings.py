@@ -165,6 +165,10 @@ SPECS: Tuple[ParamSpec, ...] = (
               low=0, high=100),
     ParamSpec("diagnostics_period_sec", 1.0, "period of the /diagnostics report",
               low=0.05, high=60.0),
+    ParamSpec("name_check_sec", 3.0,
+              "at configure, wait until this long after start-up (while the model loads) for "
+              "discovery, then refuse to run beside another node of the same name; 0: no wait",
+              low=0.0, high=60.0),
 )
 
 

@@ -366,9 +366,10 @@ class RewardPipeline:
         with self._lock:
             return self.monitor.tick(stamp)
 
-    def report_camera_stale(self, camera: str, stamp: float, age_sec: float) -> MonitorUpdate:
+    def report_camera_stale(self, camera: str, stamp: float, age_sec: float,
+                            refused: str = "") -> MonitorUpdate:
         with self._lock:
-            return self.monitor.report_camera_stale(camera, stamp, age_sec)
+            return self.monitor.report_camera_stale(camera, stamp, age_sec, refused)
 
     def close(self) -> None:
         with self._lock:

@@ -40,7 +40,10 @@ class StampGuard:
 
     def check(self, stamp: float) -> StampCheck:
         # A recording's timeline may start at 0.0; a zero after that is an unstamped frame.
-        if stamp < 0.0 or (stamp == 0.0 and self.last is not None):
+        if stamp < 0.0:
+            return StampCheck(StampVerdict.REJECT, f"frame has a negative stamp ({stamp:.3f} s): "
+                                                   "the camera driver's clock is wrong")
+        if stamp == 0.0 and self.last is not None:
             return StampCheck(StampVerdict.REJECT, "frame has a zero stamp: the camera driver "
                                                    "must stamp its frames (all timing uses them)")
         if self.last is None or self._follows(self.last, stamp):

@@ -389,8 +389,11 @@ class TaskMonitor:
         return [self._health_event(FailureKind.EPISODE_LOG_ERROR, Severity.ERROR, stamp, text,
                                    None, "")]
 
-    def report_camera_stale(self, camera: str, stamp: float, age_s: float) -> MonitorUpdate:
-        """Report that the node saw no frame from ``camera`` for ``age_s`` seconds (by its own clock).
+    def report_camera_stale(self, camera: str, stamp: float, age_s: float,
+                            refused: str = "") -> MonitorUpdate:
+        """Report that the node had no usable frame from ``camera`` for ``age_s`` seconds (its own clock).
+
+        ``refused``: why, when frames came and were all refused (empty: none came).
 
         Reported once per stale period; never a task failure, never ends the episode. The camera's
         progress and votes are set aside until it delivers again.
@@ -403,9 +406,11 @@ class TaskMonitor:
             return MonitorUpdate((), None, self.state)
         stage.stale_cameras.add(camera)
         stage.success.forget_camera(camera)
+        what = (f"delivered no usable frame for {age_s:.1f} s ({refused})" if refused
+                else f"delivered no frame for {age_s:.1f} s")
         description = (
-            f"camera '{camera}' delivered no frame for {age_s:.1f} s; progress and success "
-            f"votes from it are paused until it delivers again (not a task failure)"
+            f"camera '{camera}' {what}; progress and success votes from it are paused until it "
+            f"delivers again (not a task failure)"
         )
         event = self._health_event(FailureKind.CAMERA_STALE, Severity.WARNING, stamp,
                                    description, age_s, camera)

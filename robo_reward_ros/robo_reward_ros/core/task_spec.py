@@ -9,6 +9,8 @@ import dataclasses
 import math
 from typing import AbstractSet, List, Optional, Sequence
 
+from robo_reward_ros.core.log_text import escape_controls, has_visible_character
+
 
 @dataclasses.dataclass(frozen=True)
 class Stage:
@@ -83,7 +85,8 @@ def check_task_for_model(task: TaskSpec, max_stages: int, reserved_texts: Abstra
 
 def describe_task(task: TaskSpec, max_chars: int = 200) -> str:
     """One short log line for a task, however many or long its stages."""
-    text = f"{task.stage_count} stage(s): " + " | ".join(s.instruction for s in task.stages)
+    stages = " | ".join(escape_controls(s.instruction) for s in task.stages)
+    text = f"{task.stage_count} stage(s): {stages}"
     marker = " ... (shortened)"
     return text if len(text) <= max_chars else text[:max_chars - len(marker)] + marker
 
@@ -99,6 +102,9 @@ def _check_instruction(index: int, raw) -> str:
     text = raw.strip()
     if not text:
         raise InvalidTaskError(f"stage {index + 1} has an empty instruction")
+    if not has_visible_character(text):  # zero-width spaces, control characters only
+        raise InvalidTaskError(f"stage {index + 1} instruction has no visible character "
+                               f"({escape_controls(text[:40])})")
     if "\ufffd" in text:  # what a ROS string with non-UTF-8 bytes decodes to
         raise InvalidTaskError(f"stage {index + 1} instruction holds bytes that are not valid UTF-8")
     if len(text) > MAX_INSTRUCTION_CHARS:

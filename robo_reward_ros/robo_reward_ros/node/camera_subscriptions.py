@@ -15,6 +15,7 @@ from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy, qos_policy_n
 from sensor_msgs.msg import CompressedImage, Image
 
 from robo_reward_ros.core.frame_intake import CameraStats, FrameIntake, IntakeResult
+from robo_reward_ros.core.log_text import escape_controls
 from robo_reward_ros.node.ros_compat import SubscriptionEventCallbacks
 
 
@@ -66,11 +67,11 @@ class CameraSubscriptions:
             result = self._intake.receive_raw(stats.name, stamp, msg.encoding, msg.height,
                                               msg.width, msg.step, msg.data, frame_id)
         if result.new_timeline:
-            self._node.get_logger().warning(f"camera {stats.topic}: {result.new_timeline}")
+            self._node.get_logger().warning(escape_controls(f"camera {stats.topic}: {result.new_timeline}"))
         if result.rejected_because:
             # At most every few seconds per camera, not at camera rate.
             self._node.get_logger().warning(
-                f"camera {stats.topic}: frame rejected: {result.rejected_because}",
+                escape_controls(f"camera {stats.topic}: frame rejected: {result.rejected_because}"),
                 throttle_duration_sec=5.0)
         self._on_result(stats.name, result)
 

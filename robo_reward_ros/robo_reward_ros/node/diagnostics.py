@@ -56,6 +56,7 @@ def _text(value: object) -> str:
 def camera_status(node_name: str, stats, now: float, rate_hz: float, window_fill: int,
                   window_capacity: int, stale_after_sec: float) -> DiagnosticStatus:
     age = stats.age(now)
+    usable_age = stats.usable_age(now)
     loss = stats.gaps.recent_loss()
     period = stats.gaps.period()
     if stats.qos_incompatible:
@@ -65,6 +66,8 @@ def camera_status(node_name: str, stats, now: float, rate_hz: float, window_fill
                              else f"no usable frame yet: {stats.last_error}")
     elif age is not None and age > stale_after_sec:
         level, text = WARN, f"stale: no frame for {age:.1f} s"
+    elif usable_age is not None and usable_age > stale_after_sec:
+        level, text = WARN, f"no usable frame for {usable_age:.1f} s: {stats.unusable_reason()}"
     elif loss is not None and loss > LOSS_WARN_FRACTION:
         level, text = WARN, (f"receiving at {rate_hz:.1f} Hz; about {100 * loss:.0f}% of the frames "
                              f"the camera stamped (every {period:.3f} s) never arrived")
@@ -83,6 +86,7 @@ def camera_status(node_name: str, stats, now: float, rate_hz: float, window_fill
         "publisher_period_sec": period,
         "input_rate_hz": rate_hz,
         "time_since_last_frame_sec": age,
+        "time_since_last_usable_frame_sec": usable_age,
         "window_fill": f"{window_fill}/{window_capacity}",
         "qos_incompatible_events": stats.qos_incompatible,
         "last_error": stats.last_error,

@@ -4,6 +4,7 @@ Ranges, read-only flags, descriptions that `ros2 param describe` shows.
 """
 from __future__ import annotations
 
+import difflib
 from typing import Any, Dict, List
 
 from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescriptor
@@ -43,6 +44,29 @@ def declare_parameters(node: Node) -> List[str]:
             refused.append(f"parameter {spec.name}: {exc}")
             node.declare_parameter(spec.name, spec.default, descriptor(spec),
                                    ignore_override=True)
+    return refused + unknown_parameters(node)
+
+
+# Parameters rclpy itself declares or reads; any other name the node was given is a mistake.
+ROS_OWN_PARAMETERS = ("use_sim_time", "start_type_description_service")
+
+
+def unknown_parameters(node: Node) -> List[str]:
+    """Name each start-up parameter (params file, ``-p``) the node does not have, with the nearest known name.
+
+    rclpy keeps such values without a word (``succes.threshold`` for ``success.threshold``);
+    configure refuses them instead, so a typo cannot leave the default silently in force. rclpy
+    holds the start-up values in ``_parameter_overrides`` (the same on Humble, Jazzy and Kilted).
+    """
+    known = [spec.name for spec in SPECS]
+    given = getattr(node, "_parameter_overrides", {}) or {}
+    refused = []
+    for name in sorted(given):
+        if name in known or name in ROS_OWN_PARAMETERS or name.startswith("qos_overrides."):
+            continue
+        nearest = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
+        refused.append(f"unknown parameter {name}" + (f" (did you mean {nearest[0]}?)" if nearest
+                                                      else " (ros2 param list shows the known ones)"))
     return refused
 
 

@@ -41,6 +41,7 @@ from robo_reward_ros.core.best_effort_log import check_log_directory, free_bytes
 from robo_reward_ros.core.episode_ids import InvalidEpisodeIdError
 from robo_reward_ros.core.events import EpisodeEnded, FailureDetected
 from robo_reward_ros.core.frame_intake import FrameIntake, IntakeResult
+from robo_reward_ros.core.log_text import escape_controls
 from robo_reward_ros.core.node_settings import (NodeSettings, camera_name, monitor_config,
                                                 read_settings)
 from robo_reward_ros.core.periodic_worker import PeriodicWorker
@@ -52,6 +53,7 @@ from robo_reward_ros.models.loading.backend_registry import create_reward_model,
 from robo_reward_ros.node import diagnostics as diag
 from robo_reward_ros.node.camera_subscriptions import CameraSubscriptions, camera_qos
 from robo_reward_ros.node.messages import estimate_msg, failure_msg, reset_msg, state_msg, step_msg
+from robo_reward_ros.node.name_collision import same_name_nodes, twin_problem
 from robo_reward_ros.node.parameters import current_values, declare_parameters
 from robo_reward_ros.node.preference_service import PreferenceService
 from robo_reward_ros.node.progress_query_service import ProgressQueryService
@@ -79,6 +81,8 @@ class RewardNode(LifecycleNodeMixin, Node):
 
     def __init__(self, **kwargs) -> None:
         self._state_lock = threading.RLock()
+        self._created_at = time.monotonic()
+        self._twin_reported = False
         lifecycle_group = ReentrantCallbackGroup()
         Node.__init__(self, "reward_node", **kwargs)
         LifecycleNodeMixin.__init__(self, callback_group=lifecycle_group)
@@ -145,6 +149,10 @@ class RewardNode(LifecycleNodeMixin, Node):
             import_plugins(settings.model.plugin_modules)
             started = time.monotonic()
             model = self._load_model(settings)
+            twin = twin_problem(self, self._created_at, float(self.get_parameter("name_check_sec").value))
+            if twin:
+                model.close()
+                raise RuntimeError(twin)
             needed = getattr(model, "max_frames", None)
             if needed and settings.window.max_frames < needed:
                 model.close()
@@ -426,16 +434,16 @@ class RewardNode(LifecycleNodeMixin, Node):
         for event in update.events:
             if isinstance(event, FailureDetected):
                 # One call site per severity: rclpy refuses a call site whose severity changes.
-                text = f"{event.kind.name.lower()}: {event.description}"
+                text = escape_controls(f"{event.kind.name.lower()}: {event.description}")
                 if event.terminal:
                     self.get_logger().error(text)
                 else:
                     self.get_logger().warning(text)
                 self._failure_pub.publish(failure_msg(event))
             elif isinstance(event, EpisodeEnded):
-                self.get_logger().info(
+                self.get_logger().info(escape_controls(
                     f"episode {event.episode_id} ended: {event.status.name.lower()} "
-                    f"({event.reason})")
+                    f"({event.reason})"))
                 if event.reset_requested:
                     self._reset_pub.publish(reset_msg(event))
                     if self._reset is not None:
@@ -453,13 +461,13 @@ class RewardNode(LifecycleNodeMixin, Node):
 
     def _on_reset_outcome(self, ok: bool, text: str) -> None:
         if ok:
-            self.get_logger().info(text)
+            self.get_logger().info(escape_controls(text))
         else:
             self._report_error("reset", text)
 
     def _report_error(self, area: str, text: str) -> None:
         if text != self._last_errors[area]:
-            self.get_logger().error(text)
+            self.get_logger().error(escape_controls(text))
         self._last_errors[area] = text
 
     # --- timers (executor thread) -----------------------------------------------------------
@@ -513,6 +521,10 @@ class RewardNode(LifecycleNodeMixin, Node):
     @holding_state_lock
     def _publish_diagnostics(self) -> None:
         name = self.get_fully_qualified_name()  # two robots' nodes must not look the same
+        if self._model is not None and same_name_nodes(self) and not self._twin_reported:
+            self._twin_reported = True  # a twin started after this one (it refuses to configure)
+            self._report_error("task", f"another node named {name} appeared in this ROS domain; "
+                                       f"it should refuse to start (same name)")
         array = DiagnosticArray()
         array.header.stamp = self.get_clock().now().to_msg()
         if self._model is None or self._settings is None:

@@ -17,6 +17,7 @@ missing. After the teardown, signals are ignored.
 from __future__ import annotations
 
 import os
+import re
 import signal
 import sys
 import threading
@@ -27,8 +28,10 @@ import rclpy
 import rclpy.logging
 from rclpy.executors import MultiThreadedExecutor, SingleThreadedExecutor
 from rclpy.node import Node
+from rclpy.impl.implementation_singleton import rclpy_implementation
 from rclpy.signals import SignalHandlerOptions
 
+from robo_reward_ros.core.log_text import escape_controls
 from robo_reward_ros.node.ros_compat import settle_shut_down_executor
 
 # How often the loop looks at the stop flag while no callback is ready.
@@ -36,10 +39,20 @@ _POLL_SEC = 0.1
 REPEAT_GRACE_SEC = 1.0
 
 
+def rcl_error_text(exc: Exception) -> str:
+    """Return rcl's message without its C source locations (", at /project/src/parse.c:835")."""
+    text = str(exc).replace("failed to initialize rcl: ", "")
+    return re.sub(r",? at /[^,]*\.c:\d+", "", text).replace("\n", " ").strip()
+
+
 def run_node(make_node: Callable[[], Node], args: Optional[List[str]] = None,
              threads: int = 1) -> int:
     """Spin ``make_node()`` on ``threads`` executor threads (callback groups decide what overlaps)."""
-    rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
+    try:
+        rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
+    except rclpy_implementation.RCLError as exc:  # a params file missing, or not parameters YAML
+        print(f"cannot start: {rcl_error_text(exc)}", file=sys.stderr)
+        return 2
     stop = threading.Event()
     first_signal_at: List[float] = []
     logger = rclpy.logging.get_logger("robo_reward_ros")
@@ -71,7 +84,7 @@ def run_node(make_node: Callable[[], Node], args: Optional[List[str]] = None,
             try:
                 executor.spin_once(timeout_sec=_POLL_SEC)
             except Exception as exc:  # one bad message or callback must not end the node
-                node.get_logger().error(f"callback failed: {type(exc).__name__}: {exc}",
+                node.get_logger().error(escape_controls(f"callback failed: {type(exc).__name__}: {exc}"),
                                         throttle_duration_sec=5.0)
     finally:
         request_stop = getattr(node, "request_stop", None)

@@ -2,7 +2,7 @@
 import logging
 from typing import Any
 
-from robo_reward_ros.models.loading import bundled_demo, library_noise
+from robo_reward_ros.models.loading import bundled_demo
 from robo_reward_ros.models.loading import checkpoint_layout as layout
 from robo_reward_ros.models.loading.choices import check_device, check_model_reference, check_precision
 from robo_reward_ros.models.reward_model import RewardModel
@@ -18,7 +18,6 @@ def load_reward_model(model: str, backend: str = "auto", precision: str = "bf16"
     A plain Qwen3-VL checkpoint can be a RoboReward fine-tune or TOPReward's instruct model, which
     its files cannot tell apart, so ``backend`` must then be given.
     """
-    library_noise.quiet()
     if bundled_demo.is_bundled_demo(model):  # its base model is built here, not fetched
         model = bundled_demo.trained_demo_checkpoint(log=_LOG.info, source=model)
     if backend not in BACKENDS:

@@ -4,7 +4,8 @@ transformers imports torchao whenever it is installed, whatever the precision (i
 registry does, at the first ``from_pretrained``). torchao then logs "Failed to load ..." for each
 compiled extension built for hardware this machine lacks, and torch logs two deprecation
 warnings about torchao's enums. All are log records of their own loggers, raised to ERROR here;
-the project imports torchao itself only for an int8wo/int4wo precision.
+the project imports torchao itself only for an int8wo/int4wo precision. The package's
+``__init__`` calls ``quiet()``: it imports nothing, so the node and the core stay light.
 """
 import logging
 
