@@ -9,7 +9,8 @@ the project imports torchao itself only for an int8wo/int4wo precision. The pack
 """
 import logging
 
-QUIET_LOGGERS = ("torchao", "torch.utils._pytree")
+# bitsandbytes on the CPU (nf4 there is for tests) asks for the optional "kernels" package.
+QUIET_LOGGERS = ("torchao", "torch.utils._pytree", "bitsandbytes.backends.cpu.ops")
 
 
 def quiet() -> None:

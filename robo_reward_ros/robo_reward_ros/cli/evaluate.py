@@ -42,6 +42,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     if outcome["unlabelled"]:
         print(f"\neval: {len(outcome['unlabelled'])} episode(s) without a label (not judged): "
               + ", ".join(outcome["unlabelled"]))
+    known = [r for r in outcome["rows"] if r.get("outcome") in ("success", "partial", "failure")]
+    if not known:
+        print(f"\neval: none of the {len(outcome['rows'])} episode(s) has a known outcome, so no "
+              f"metric can be computed (n/a). A robot's recordings carry none: give them with "
+              f"--labels FILE (episode,outcome[,success_sec,...]; see --help)", file=sys.stderr)
     print(f"\neval: report {args.out}/report.md, {args.out}/metrics.json, {args.out}/summary.png")
     return 0
 

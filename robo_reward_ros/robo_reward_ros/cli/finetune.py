@@ -17,7 +17,7 @@ import argparse
 import sys
 from typing import Optional, Sequence
 
-from robo_reward_ros.cli import fail
+from robo_reward_ros.cli import fail, no_progress_bars
 from robo_reward_ros.cli.recording_args import add_recording_arguments, recording_options
 
 
@@ -57,7 +57,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--gradient-checkpointing", action="store_true",
                    help="recompute activations in the backward pass (large models on one GPU)")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--device", default="auto", help="auto (accelerate's), cpu")
+    p.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto",
+                   help="auto: a CUDA device if torch sees one, else the CPU")
     p.add_argument("--mixed-precision", choices=("no", "bf16", "fp16"), default="no")
     p.add_argument("--save-dtype", choices=("bf16", "fp32", "fp16"), default="bf16")
     p.add_argument("-p", "--eval-param", action="append", default=[], metavar="NAME=VALUE",
@@ -75,6 +76,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     args = build_parser().parse_args(argv)
+    if args.quiet:
+        no_progress_bars()
     from robo_reward_ros.models.loading.checkpoint_layout import CheckpointError
     from robo_reward_ros.training.episodes import UnusableEpisodeError
     from robo_reward_ros.training.finetune import FinetuneConfig, finetune
@@ -98,8 +101,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         result = finetune(config)
     except (UnusableEpisodeError, CheckpointError, FileNotFoundError, RuntimeError, ValueError) as exc:
         return fail("finetune", exc)
+    evaluated = any("report" in row for row in result["history"]["eval"])  # held-out bags: eval/
     print(f"finetune: {result['steps']} steps in {result['train_seconds']:.0f} s -> {result['out']}/ "
-          "(checkpoint, training_curves.png, training.json, eval/)")
+          f"(checkpoint, training_curves.png, training.json{', eval/' if evaluated else ''})")
     return 0
 
 

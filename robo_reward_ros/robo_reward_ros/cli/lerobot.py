@@ -15,7 +15,7 @@ import argparse
 import sys
 from typing import Optional, Sequence
 
-from robo_reward_ros.cli import fail
+from robo_reward_ros.cli import fail, no_progress_bars
 from robo_reward_ros.cli.model_args import add_model_arguments
 
 
@@ -40,6 +40,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     args = build_parser().parse_args(argv)
+    if args.quiet:
+        no_progress_bars()
     from robo_reward_ros.evaluation.lerobot_run import run_lerobot
     try:
         summary = run_lerobot(args.dataset, args.out, args.camera_key or None, args.episodes, args.model,

@@ -1,11 +1,14 @@
 """`robo-reward COMMAND ...`: one entry point for the offline tools.
 
 Each command lives in its own module and is imported only when used, so `robo-reward --help`
-does not load torch.
+does not load torch. A user's mistake (a folder that is not a model, a device this machine lacks,
+a path that does not exist) ends in one line naming the command, whichever module raised it;
+``ROBO_REWARD_TRACEBACK=1`` shows the traceback instead.
 """
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 from typing import Optional, Sequence
 
@@ -51,7 +54,19 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         print(f"robo-reward: unknown command '{command}'\n\n{usage()}", file=sys.stderr)
         return 2
     module = importlib.import_module(COMMANDS[command][0])
-    return module.main(rest)
+    try:
+        return module.main(rest)
+    except USER_ERRORS as exc:
+        if os.environ.get("ROBO_REWARD_TRACEBACK"):
+            raise
+        print(f"robo-reward {command}: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+
+
+# What bad input raises (CheckpointError is a RuntimeError); anything else is a bug: a traceback.
+USER_ERRORS = (ValueError, OSError, RuntimeError, ImportError)
 
 
 if __name__ == "__main__":

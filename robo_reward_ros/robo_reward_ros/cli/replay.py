@@ -17,7 +17,7 @@ import argparse
 import sys
 from typing import Optional, Sequence
 
-from robo_reward_ros.cli import fail
+from robo_reward_ros.cli import fail, no_progress_bars
 from robo_reward_ros.cli.model_args import add_model_arguments
 from robo_reward_ros.cli.recording_args import add_recording_arguments, recording_options
 
@@ -62,6 +62,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     args = build_parser().parse_args(argv)
+    if args.quiet:
+        no_progress_bars()
     from robo_reward_ros.evaluation.replay_run import run_replay
     reading = recording_options(args)
     try:

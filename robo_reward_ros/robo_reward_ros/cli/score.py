@@ -13,12 +13,26 @@ import os
 import sys
 from typing import Optional, Sequence
 
+from robo_reward_ros.cli import fail
 
-def format_table(output) -> str:
-    lines = [f"{'frame':>5}  {'stamp_s':>9}  {'progress':>8}  {'success':>7}"]
+
+def format_table(output, frames=None) -> str:
+    """One row per scored frame; ``frame`` is its index among the input ``frames`` (matched by stamp).
+
+    A model scores at most its own number of frames (Robometer 8) from a longer clip, so with more
+    input frames a first line says how many were scored and which.
+    """
+    stamps = [f.stamp for f in frames] if frames is not None else list(output.stamps)
+    lines = []
+    if len(output.stamps) < len(stamps):
+        lines.append(f"# {len(output.stamps)} of {len(stamps)} frames scored (the model takes at most "
+                     f"{len(output.stamps)} from a clip, spread over it; --sample-fps chooses fewer "
+                     f"to start with)")
+    lines.append(f"{'frame':>5}  {'stamp_s':>9}  {'progress':>8}  {'success':>7}")
     for index, (stamp, progress) in enumerate(zip(output.stamps, output.progress)):
+        source = min(range(len(stamps)), key=lambda i: abs(stamps[i] - stamp)) if stamps else index
         success = "-" if output.success is None else f"{output.success[index]:.4f}"
-        lines.append(f"{index:>5}  {stamp:>9.3f}  {progress:>8.4f}  {success:>7}")
+        lines.append(f"{source:>5}  {stamp:>9.3f}  {progress:>8.4f}  {success:>7}")
     return "\n".join(lines)
 
 
@@ -80,6 +94,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     from robo_reward_ros.evaluation.video_file import read_frames_dir, read_video
     from robo_reward_ros.models.loading.loader import load_reward_model
     try:
+        if args.fps <= 0 or (args.sample_fps is not None and args.sample_fps <= 0):
+            raise ValueError("--fps and --sample-fps must be > 0")
         if os.path.isfile(os.path.join(args.source, "metadata.yaml")) or args.source.endswith(".mcap"):
             frames = _bag_frames(args)
         elif os.path.isdir(args.source):
@@ -89,7 +105,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         if not args.instruction:
             raise ValueError("--instruction is required (or, for a bag, --instruction-topic)")
     except (OSError, RuntimeError, ValueError) as exc:
-        raise SystemExit(f"robo-reward score: {exc}") from None
+        return fail("score", exc)
     options = {"vision_runtime": "onnx", "vision_onnx": args.vision_onnx} if args.vision_onnx else {}
     model = load_reward_model(args.model, backend=args.backend, precision=args.precision, device=args.device,
                               **options)
@@ -100,7 +116,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             output = model.score(args.instruction, frames)
     finally:
         model.close()
-    print(as_json(output, args) if args.json else format_table(output))
+    print(as_json(output, args) if args.json else format_table(output, frames))
     return 0
 
 

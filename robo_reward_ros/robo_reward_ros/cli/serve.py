@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import signal
+import socket
 import sys
 import threading
 from typing import Optional, Sequence
@@ -36,6 +37,29 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
+def check_before_ray(args: argparse.Namespace) -> None:
+    """Refuse in a second what a replica would otherwise fail on after Ray's start-up and retries.
+
+    The backend's name, the checkpoint's config.json (a hub id: one quick probe), the port.
+    """
+    from robo_reward_ros.models.loading import checkpoint_layout
+    from robo_reward_ros.models.loading.backend_registry import import_plugins, registered_backends
+    from robo_reward_ros.models.loading.loader import BACKENDS
+    import_plugins([m.strip() for m in args.plugin_modules.split(",") if m.strip()])
+    known = [b for b in BACKENDS if b != "remote"] + list(registered_backends())
+    if args.backend not in known:
+        raise ValueError(f"unknown backend '{args.backend}' (known: {', '.join(known)}; a plugin "
+                         f"backend needs --plugin-modules)")
+    if args.backend in BACKENDS:
+        checkpoint_layout.load_config_json(args.model)
+    with socket.socket(socket.AF_INET6 if ":" in args.host else socket.AF_INET) as probe:
+        try:
+            probe.bind((args.host, args.port))
+        except OSError as exc:
+            raise OSError(f"cannot listen on {args.host}:{args.port}: {exc.strerror} (another "
+                          f"server there? choose --port)") from None
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     args = parser().parse_args(argv)
     try:
@@ -47,7 +71,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             check_model_reference(args.model)
         if not 0 < args.port < 65536 or args.max_batch < 1 or args.batch_wait_ms < 0 or args.replicas < 1:
             raise ValueError("--port in 1..65535, --max-batch >= 1, --batch-wait-ms >= 0, --replicas >= 1")
-    except ValueError as exc:
+        check_before_ray(args)
+    except (ValueError, OSError, RuntimeError, ImportError) as exc:
         print(f"robo-reward serve: {exc}", file=sys.stderr)
         return 2
     import ray

@@ -5,7 +5,11 @@ What ``robo-reward sim-bags`` and ``video-bags`` run, and what the demo builds o
 from __future__ import annotations
 
 import os
-from typing import List, Sequence
+from typing import Dict, List, Sequence
+
+from robo_reward_ros.core.task_spec import build_task
+
+MIN_PIXELS = 32 * 32
 
 
 def make_sim_bags(out: str, scenarios: Sequence[str] = (), steps: int = 100, size: int = 224,
@@ -21,10 +25,13 @@ def make_sim_bags(out: str, scenarios: Sequence[str] = (), steps: int = 100, siz
         for scenario in chosen:
             name = scenario.name if offset == 0 else f"{scenario.name}_s{scenario.seed + offset}"
             path = os.path.join(out, name)
-            if os.path.isfile(os.path.join(path, "metadata.yaml")) and not force:
+            is_bag = os.path.isfile(os.path.join(path, "metadata.yaml"))
+            if is_bag and not force:
                 paths.append(path)
                 continue
             if os.path.exists(path):
+                if not is_bag:
+                    raise FileExistsError(f"{path} exists and is not a bag; not overwritten")
                 shutil.rmtree(path)
             stage_steps = steps * (2 if scenario.mode == "two_stage" else 1)
             episode = generate_episode(scenario, stage_steps, size, seed_offset=offset)
@@ -46,13 +53,28 @@ def make_video_bags(out: str, videos: Sequence[str], instructions: Sequence[str]
         instructions = list(instructions) * len(videos)
     if len(instructions) != len(videos):
         raise ValueError(f"{len(videos)} video(s) but {len(instructions)} instruction(s)")
+    if max_pixels < MIN_PIXELS:
+        raise ValueError(f"--max-pixels {max_pixels}: at least {MIN_PIXELS} (32x32) for a model to see")
+    for instruction in instructions:
+        build_task([instruction])  # an empty or unusable one is refused now, not at replay
+    named: Dict[str, str] = {}
+    for video in videos:  # one bag per video, named after it: two of one name would be one bag
+        name = os.path.splitext(os.path.basename(video))[0]
+        if name in named:
+            raise ValueError(f"{named[name]} and {video} would both be the bag {os.path.join(out, name)}; "
+                             f"rename one, or run once per folder with another OUT")
+        named[name] = video
     paths = []
     for video, instruction in zip(videos, instructions):
         path = os.path.join(out, os.path.splitext(os.path.basename(video))[0])
-        if os.path.isfile(os.path.join(path, "metadata.yaml")) and not force:
+        is_bag = os.path.isfile(os.path.join(path, "metadata.yaml"))
+        if is_bag and not force:
+            log(f"{path}: exists, kept (--force writes it again)")
             paths.append(path)
             continue
         if os.path.exists(path):
+            if not is_bag:
+                raise FileExistsError(f"{path} exists and is not a bag; not overwritten")
             shutil.rmtree(path)
         episode = video_episode(video, instruction, sample_fps or None, max_pixels, outcome)
         write_episode_bag(episode, path)

@@ -31,6 +31,8 @@ def run_lerobot(dataset_dir: str, out: str, keys: Optional[Sequence[str]] = None
     from robo_reward_ros.evaluation.replay import OfflineReplay, model_info, offline_parameter_values
     from robo_reward_ros.evaluation.scored_episodes import ScoredEpisodes, run_key
     from robo_reward_ros.evaluation.trace import write_traces
+    if relabel and os.path.exists(relabel):  # before any scoring, not after it
+        raise FileExistsError(f"{relabel} exists: choose a new folder for the relabelled copy")
     dataset = LeRobotFolder(dataset_dir)
     keys = choose_keys(dataset, keys)
     chosen = [e for e in dataset.episodes if episodes is None or e.index in set(episodes)]

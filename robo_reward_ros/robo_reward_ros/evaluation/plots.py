@@ -111,7 +111,8 @@ def plot_summary(rows: List[Dict[str, Any]], path: str, title: str = "") -> str:
     left.set_ylabel("final progress")
     left.set_ylim(-0.03, 1.03)
     left.set_title("trajectory reward by outcome", fontsize=9)
-    left.legend(fontsize=6.5)
+    if left.get_legend_handles_labels()[1]:  # no labelled point: no legend (and no warning)
+        left.legend(fontsize=6.5)
     named = [r for r in rows if r.get("voc_pearson") is not None]
     right.barh([r["name"] for r in named], [r["voc_pearson"] for r in named], color="tab:blue",
                alpha=0.7, label="Pearson to truth")

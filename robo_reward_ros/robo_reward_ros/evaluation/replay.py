@@ -36,10 +36,7 @@ def node_parameter_values(model: str, backend: str = "robometer", precision: str
     for name, value in (overrides or {}).items():
         if name not in values:
             raise ValueError(f"unknown reward_node parameter '{name}'")
-        default = values[name]
-        if isinstance(default, float) and isinstance(value, int) and not isinstance(value, bool):
-            value = float(value)  # ROS types parameters by their default: 4 means 4.0 here
-        values[name] = value
+        values[name] = _typed(name, values[name], value)
     return values
 
 
@@ -80,6 +77,27 @@ def model_info(values: Dict[str, Any], tiny: bool) -> Dict[str, Any]:
             "tiny_random_model": tiny,
             "model_description": text + (" - TINY RANDOM MODEL: random weights, the figures "
                                          "mean nothing" if tiny else "")}
+
+
+def _typed(name: str, default: Any, value: Any) -> Any:
+    """``value`` as the node would take it for a parameter with ``default``, or ValueError."""
+    if isinstance(default, bool):
+        ok = isinstance(value, bool)
+    elif isinstance(default, int):
+        ok = isinstance(value, int) and not isinstance(value, bool)
+    elif isinstance(default, float):
+        ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+        value = float(value) if ok else value  # ROS types parameters by their default: 4 means 4.0
+    elif isinstance(default, str):
+        ok, value = value is not None and not isinstance(value, (list, dict)), (
+            value if isinstance(value, str) or value is None else str(value))
+    else:
+        ok = isinstance(value, list)
+    if not ok:
+        kind = {bool: "true or false", int: "an integer", float: "a number", str: "text"}.get(
+            type(default), "a list")
+        raise ValueError(f"parameter {name} must be {kind}, got {value!r}")
+    return value
 
 
 def parse_param(text: str):

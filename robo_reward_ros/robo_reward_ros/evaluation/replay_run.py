@@ -48,6 +48,7 @@ def run_replay(bags: Sequence[str], out: str, model: str = "", backend: str = ""
         raise ValueError("--live replays the project's own episode bags; it takes no reading options")
     paths = find_bags(bags)
     values, tiny = offline_parameter_values(model, backend, precision, device, params, log)
+    _check_some_bag_reads(paths, reading)
     info = {**model_info(values, tiny),
             "parameters": {p.partition("=")[0]: p.partition("=")[2] for p in params},
             "bags": paths, "mode": "offline", "reading": reading.describe()}
@@ -88,6 +89,31 @@ def run_replay(bags: Sequence[str], out: str, model: str = "", backend: str = ""
         note = " - tiny random model" if tiny else ""
         summary["plots"] = write_plots(out, note, os.path.join(out, "live") if live else None)
     return summary
+
+
+def _check_some_bag_reads(paths: Sequence[str], reading) -> None:
+    """Fail before the model loads (seconds to minutes) when not one of the bags can be read.
+
+    A missing topic or instruction is found by opening the bag and reading its small topics;
+    with some bags readable, the others are reported in turn, as always.
+    """
+    from robo_reward_ros.evaluation.recording import (RecordingError, RecordingOptions,
+                                                      is_own_layout, read_recording)
+    problems = []
+    for bag in paths:
+        try:
+            if reading == RecordingOptions(max_frames=reading.max_frames) and is_own_layout(bag):
+                return
+            episodes = read_recording(bag, reading)
+            next(episodes, None)
+            episodes.close()
+            return
+        except (RecordingError, OSError, ValueError) as exc:
+            problems.append(str(exc) if bag in str(exc) else f"{bag}: {exc}")
+        except Exception as exc:  # rosbags' own errors for what is not a bag
+            problems.append(f"{bag}: {type(exc).__name__}: {exc}")
+    if problems:
+        raise ValueError("no episode could be replayed: " + "; ".join(problems))
 
 
 def _write_results(done, out: str, info: dict, mcap: bool, written: list, reading, camera: str) -> dict:

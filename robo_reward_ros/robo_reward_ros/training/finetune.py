@@ -83,11 +83,16 @@ class Finetuner:
     def __init__(self, config: FinetuneConfig, log=print) -> None:
         from accelerate import Accelerator
         from robo_reward_ros.models.backends.robometer import RobometerBackend
+        from robo_reward_ros.models.loading import bundled_demo
         from robo_reward_ros.training.checkpoint import configure_mode
         from robo_reward_ros.training.episodes import (ExampleSampler, describe, load_episodes,
                                                        split_episodes)
         from robo_reward_ros.training.objective import LossWeights, RobometerTrainingModule
         self.config = config
+        if config.device not in ("auto", "cpu", "cuda"):
+            raise ValueError(f"--device must be auto, cpu or cuda, not {config.device!r}")
+        if config.device == "cuda" and not torch.cuda.is_available():
+            raise RuntimeError("--device cuda: torch sees no CUDA device here (use auto or cpu)")
         cpu = config.device == "cpu" or (config.device == "auto" and not torch.cuda.is_available())
         self.accelerator = Accelerator(cpu=cpu, mixed_precision=config.mixed_precision)
         self.log = log if self.accelerator.is_main_process else (lambda *_: None)
@@ -107,7 +112,10 @@ class Finetuner:
         self.log(f"finetune: training on {describe(self.train_episodes)}; "
                  f"{len(self.eval_bags)} held-out bag(s) for the per-epoch eval")
         # The inference path's own prompt builders and loader: what is trained is what runs.
-        self.backend = RobometerBackend(config.model, precision="fp32", device="cpu", cache_vision=False,
+        base = config.model  # the demo model (or a copy) loads through its offline-built base model
+        if bundled_demo.is_bundled_demo(base):
+            base = bundled_demo.trained_demo_checkpoint(self.log, source=base)
+        self.backend = RobometerBackend(base, precision="fp32", device="cpu", cache_vision=False,
                                         max_frames=config.max_frames or None)
         self.network = self.backend.model
         self.network.train()
@@ -245,7 +253,7 @@ class Finetuner:
             if self.eval_bags:
                 summary.update(self.evaluate(epoch))
             self.history["eval"].append(summary)
-            self.log(f"finetune: epoch {epoch}: " + ", ".join(
+            self.log("finetune: " + ", ".join(
                 f"{k} {v:.3f}" if isinstance(v, float) else f"{k} {v}" for k, v in summary.items()
                 if not isinstance(v, dict)))
             self.write_curves()

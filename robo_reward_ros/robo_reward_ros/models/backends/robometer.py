@@ -2,6 +2,7 @@
 
 Prompts, token order, image sizing and decoding follow reward-models.md sections 1.3-1.8.
 """
+import os
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
@@ -14,6 +15,7 @@ from robo_reward_ros.models.backends.robometer_modeling import (UNQUANTIZED_MODU
 from robo_reward_ros.models.backends.robometer_special_tokens import (PREF_TOKEN, PROG_TOKEN, SPLIT_TOKEN,
                                                                       add_robometer_tokens)
 from robo_reward_ros.models.loading import checkpoint_layout as layout
+from robo_reward_ros.models.loading import hub_access
 from robo_reward_ros.models.loading.precision import checkpoint_kwargs
 from robo_reward_ros.models.qwen.prefix_kv_cache import PrefixKVCache
 from robo_reward_ros.models.qwen.processing import QwenProcessing
@@ -82,7 +84,10 @@ class RobometerBackend(QwenRewardBackend):
         try:
             self.processing = QwenProcessing.from_pretrained(base, padding_side="right")
         except (OSError, ValueError) as exc:
-            hint = "" if layout.is_local(base) else f" ({layout.hub_hint(base)})"
+            hint = "" if layout.is_local(base) else (
+                f" ({hub_access.why_not_here(base)}; download it where the hub is reachable (hf "
+                f"download {base} --local-dir DIR) and set model.base_model_id in "
+                f"{os.path.join(model_id, 'config.yaml')} to DIR)")
             reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
             raise layout.CheckpointError(f"{model_id}: tokenizer/processor of base model {base!r} could not be "
                                          f"loaded: {reason}{hint}") from exc

@@ -10,11 +10,10 @@ both load it this way.
 from __future__ import annotations
 
 import contextlib
-import filecmp
 import hashlib
 import os
 import shutil
-from typing import Callable, Iterator, Optional
+from typing import Callable, Iterator, List, Optional
 
 TRAINED_MODEL_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
                                  "data", "demo-robometer")
@@ -52,19 +51,42 @@ def trained_model_source() -> Optional[str]:
 
 
 def is_bundled_demo(model: str) -> bool:
-    """Tell whether ``model`` is a folder of the demo model: the installed one, or any copy of it.
+    """Tell whether ``model`` is a folder of the demo model's kind: the installed one, a copy, a fine-tune.
 
-    A copy (the source tree's, one a user moved or fine-tuned in place) is recognised by its
-    architecture, config.json byte for byte as installed: its base model is the one built here.
+    A copy (the source tree's, one a user moved, ``robo-reward finetune``'s output from it) is
+    recognised by what makes it the demo's kind: config.json as installed (its dtype aside) and
+    the same base model in config.yaml, whose tokenizer and processor are built here offline.
     """
     if not os.path.isdir(model):
         return False
     if os.path.realpath(model) == os.path.realpath(TRAINED_MODEL_DIR):
         return True
-    installed = os.path.join(TRAINED_MODEL_DIR, "config.json")
-    return (all(os.path.isfile(os.path.join(model, n)) for n in TRAINED_FILES + ("config.yaml",))
-            and os.path.isfile(installed)
-            and filecmp.cmp(os.path.join(model, "config.json"), installed, shallow=False))
+    kind = _kind(model)
+    return kind is not None and kind == _kind(TRAINED_MODEL_DIR)
+
+
+def _kind(folder: str):
+    """(config.json without its dtype, config.yaml's base model id), or None if either is unreadable."""
+    import json
+    import yaml
+    try:
+        with open(os.path.join(folder, "config.json"), encoding="utf-8") as handle:
+            config = json.load(handle)
+        with open(os.path.join(folder, "config.yaml"), encoding="utf-8") as handle:
+            settings = yaml.safe_load(handle) or {}
+    except (OSError, ValueError, yaml.YAMLError):
+        return None
+    if not isinstance(config, dict) or not isinstance(settings, dict):
+        return None
+    for key in ("dtype", "torch_dtype"):
+        config.pop(key, None)
+    return config, (settings.get("model") or {}).get("base_model_id")
+
+
+def model_files(folder: str) -> List[str]:
+    """List the files of a checkpoint folder that a loadable copy takes as they are (all but config.yaml)."""
+    return sorted(n for n in os.listdir(folder) if n == "config.json"
+                  or n.endswith(".safetensors") or n == "model.safetensors.index.json")
 
 
 def trained_demo_checkpoint(log: Callable[[str], None] = print,
@@ -85,9 +107,9 @@ def trained_demo_checkpoint(log: Callable[[str], None] = print,
         return None
     path = os.path.join(cache_dir(), entry)
     stamp = os.path.join(path, "source.txt")
-    signature = source + "\n" + "\n".join(str(os.path.getsize(os.path.join(source, n))) + " "
-                                          + str(int(os.path.getmtime(os.path.join(source, n))))
-                                          for n in TRAINED_FILES)
+    signature = source + "\n" + "\n".join(f"{n} {os.path.getsize(os.path.join(source, n))} "
+                                          f"{int(os.path.getmtime(os.path.join(source, n)))}"
+                                          for n in model_files(source))
     with building(path):
         if os.path.isfile(stamp) and open(stamp).read() == signature:
             return path
@@ -109,7 +131,7 @@ def copy_trained_model(source: str, target: str, base_model_id: str) -> str:
     """
     import yaml
     os.makedirs(target, exist_ok=True)
-    for name in TRAINED_FILES:
+    for name in model_files(source):
         shutil.copyfile(os.path.join(source, name), os.path.join(target, name))
     with open(os.path.join(source, "config.yaml")) as handle:
         settings = yaml.safe_load(handle)

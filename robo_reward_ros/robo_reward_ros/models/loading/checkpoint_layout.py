@@ -43,8 +43,8 @@ def model_file(name_or_path: str, filename: str) -> Optional[str]:
 def hub_hint(model_id: str) -> str:
     """Say why a hub id gave nothing here and how to run from a local copy instead."""
     return (f"{hub_access.why_not_here(model_id)}. Download it where the hub is reachable "
-            f"(hf download {model_id} --local-dir DIR) and point the node at the directory "
-            "(model:=DIR, or the model.id parameter)")
+            f"(hf download {model_id} --local-dir DIR) and give the directory instead: --model DIR "
+            "for the robo-reward tools; for the node, model:=DIR (the model.id parameter)")
 
 
 def load_config_json(name_or_path: str) -> Dict[str, Any]:

@@ -55,14 +55,16 @@ def save_quantized(model_id: str, out_dir: str, precision: str = "nf4", device: 
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description="Save a pre-quantized reward model checkpoint.")
+    parser = argparse.ArgumentParser(prog="robo-reward quantize",
+                                     description="Save a pre-quantized reward model checkpoint.")
     parser.add_argument("--model", required=True, help="model id or local directory")
     parser.add_argument("--backend", default="auto", choices=("auto", "robometer", "roboreward", "topreward"))
     parser.add_argument("--precision", default="nf4", choices=QUANTIZED)
     parser.add_argument("--device", default="auto")
     parser.add_argument("out_dir")
     args = parser.parse_args(argv)
-    print(save_quantized(args.model, args.out_dir, args.precision, args.device, args.backend))
+    out = save_quantized(args.model, args.out_dir, args.precision, args.device, args.backend)
+    print(f"quantize: {args.model} in {args.precision} -> {out}/ (loads with precision {args.precision})")
     return 0
 
 

@@ -95,7 +95,8 @@ def export_sizes(model, sizes: Sequence[Tuple[int, int]], out: str) -> List[str]
 
 def main(argv=None) -> int:
     from robo_reward_ros.models.loading.loader import load_reward_model
-    parser = argparse.ArgumentParser(description="Export a reward model's vision tower to ONNX.")
+    parser = argparse.ArgumentParser(prog="robo-reward export-onnx",
+                                     description="Export a reward model's vision tower to ONNX.")
     parser.add_argument("--model", required=True)
     parser.add_argument("--backend", default="auto", choices=("auto", "robometer", "roboreward", "topreward"))
     parser.add_argument("--size", type=parse_size, action="append",
@@ -103,6 +104,9 @@ def main(argv=None) -> int:
                              "several camera sizes (default 224)")
     parser.add_argument("out", help="OUT.onnx for one size, else a directory")
     args = parser.parse_args(argv)
+    parent = os.path.dirname(os.path.abspath(args.out))
+    if not os.path.isdir(parent):  # before the model loads, not after
+        raise FileNotFoundError(f"{parent}: no such folder for {args.out}")
     model = load_reward_model(args.model, backend=args.backend, precision="fp32", device="cpu")
     for path in export_sizes(model, args.size or [(224, 224)], args.out):
         print(path)

@@ -228,7 +228,7 @@ def build_checkpoint(layout: str, out_dir: str, size: str = "tiny", weights: boo
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="robo-reward tiny-checkpoint", description=__doc__.split("\n\n")[0])
     parser.add_argument("--layout", choices=LAYOUTS, required=True)
     parser.add_argument("--size", choices=SIZES, default="tiny")
     parser.add_argument("out_dir")
