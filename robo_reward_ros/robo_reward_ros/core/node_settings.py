@@ -165,9 +165,13 @@ SPECS: Tuple[ParamSpec, ...] = (
               low=0, high=100),
     ParamSpec("diagnostics_period_sec", 1.0, "period of the /diagnostics report",
               low=0.05, high=60.0),
+    ParamSpec("services.max_changes_per_sec", 10.0,
+              "set_task and start_episode calls taken per second (bursts of twice that); more "
+              "are answered at once as busy, changing nothing", low=0.1, high=1000.0),
     ParamSpec("name_check_sec", 3.0,
-              "at configure, wait until this long after start-up (while the model loads) for "
-              "discovery, then refuse to run beside another node of the same name; 0: no wait",
+              "at configure, give discovery until this long after start-up (the model loads "
+              "meanwhile) to bring another node of the same name, then refuse to run if one was "
+              "started first (one heard later deactivates this node); 0: no wait",
               low=0.0, high=60.0),
 )
 

@@ -143,7 +143,11 @@ def model_status(node_name: str, model, settings, latency: LatencyWindow, worker
 
 
 def task_status(node_name: str, state, last_error: str,
-                episode_log: Optional[str]) -> DiagnosticStatus:
+                episode_log: Optional[str], budget=None) -> DiagnosticStatus:
+    """``budget``: the task services' CallBudget (calls served and refused as busy), or None."""
+    calls = {} if budget is None else {
+        "service_calls_served": budget.served, "service_calls_refused_busy": budget.refused,
+        "service_calls_refused_share": budget.refused / max(1, budget.served + budget.refused)}
     return status(f"{node_name}: task", OK if state.episode_id else WARN,
                   state.reason or state.status.name.lower(), {
                       "last_error": last_error,
@@ -155,6 +159,7 @@ def task_status(node_name: str, state, last_error: str,
                       "estimates_accepted": state.estimates_accepted,
                       "estimates_rejected": state.estimates_rejected,
                       "episode_log": episode_log,
+                      **calls,
                   })
 
 

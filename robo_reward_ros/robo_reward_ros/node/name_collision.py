@@ -1,39 +1,66 @@
-"""Another node with this node's fully qualified name in the same ROS domain.
+"""Another node with this node's fully qualified name in the same ROS domain: the younger one stops.
 
-ROS 2 lets two nodes share a name without a word (ros2cli only warns, in ``ros2 node list``),
-and for this node that is always a mistake: both publish on /reward, their episodes interleave,
-and one ``set_task`` changes both. A node started second refuses to configure; one that sees a
-twin appear later says so in its log and its diagnostics.
+ROS 2 lets two nodes share a name (``ros2 node list`` only warns), and for this node that is
+always a mistake: both publish on /reward, their episodes interleave, and one ``set_task``
+changes both. Each node announces itself on ``~/instance`` (latched: host, process, start time);
+both twins hear each other as soon as discovery has matched them (seconds on a loaded machine),
+and the one started later refuses to configure, or deactivates if it already ran, saying why.
+The older one goes on and says in its log and /diagnostics that a twin appeared.
 """
 from __future__ import annotations
 
+import json
 import os
+import socket
 import time
+from typing import Callable, Optional
 
 from rclpy.node import Node
+from std_msgs.msg import String
+
+from robo_reward_ros.node.qos_profiles import LATCHED_LISTENER_QOS, LATCHED_QOS
 
 
-def same_name_nodes(node: Node) -> int:
-    """Count the other nodes of the graph with ``node``'s name and namespace."""
-    me = (node.get_name(), node.get_namespace())
-    return sum(1 for name, namespace in node.get_node_names_and_namespaces()
-               if (name, namespace) == me) - 1
+class TwinWatch:
+    """Announce this node; call ``on_younger_twin`` / ``on_older_twin`` with a reason when one is heard."""
+
+    def __init__(self, node: Node, on_younger_twin: Callable[[str], None],
+                 on_older_twin: Callable[[str], None]) -> None:
+        self._node = node
+        self._me = {"host": socket.gethostname(), "pid": os.getpid(), "started_ns": time.time_ns()}
+        self._on_younger, self._on_older = on_younger_twin, on_older_twin
+        self.problem = ""  # set when this node is the younger twin
+        self._heard = set()
+        self._publisher = node.create_publisher(String, "~/instance", LATCHED_QOS)
+        node.create_subscription(String, "~/instance", self._on_instance, LATCHED_LISTENER_QOS)
+        self._publisher.publish(String(data=json.dumps(self._me)))
+
+    def _on_instance(self, msg: String) -> None:
+        try:
+            other = json.loads(msg.data)
+            key = (str(other["host"]), int(other["pid"]), int(other["started_ns"]))
+        except (ValueError, KeyError, TypeError):
+            return  # not one of ours
+        if key == (self._me["host"], self._me["pid"], self._me["started_ns"]) or key in self._heard:
+            return
+        self._heard.add(key)
+        name = self._node.get_fully_qualified_name()
+        where = f"process {key[1]} on {key[0]}"
+        if (key[2], key[1]) < (self._me["started_ns"], self._me["pid"]):
+            domain = os.environ.get("ROS_DOMAIN_ID", "0")
+            self.problem = (
+                f"another node named {name} ({where}) already runs in ROS domain {domain}: "
+                f"both would publish on the same topics, their episodes interleaved, and obey the "
+                f"same set_task. Give this one another name or namespace (--ros-args -r "
+                f"__node:=NAME, or -r __ns:=/robot2)")
+            self._on_younger(self.problem)
+        else:
+            self._on_older(f"another node named {name} ({where}) started in this ROS domain after "
+                           f"this one; it stops (same name), this one goes on")
 
 
-def twin_problem(node: Node, created_at: float, grace_sec: float) -> str:
-    """Say why this node must not run beside another of its name, or return "".
-
-    Discovery takes a moment (here 0.5-2.5 s on a loaded machine) before the graph lists the
-    others: first wait until ``grace_sec`` after ``created_at`` (the model load runs before this).
-    """
-    remaining = grace_sec - (time.monotonic() - created_at)
-    if remaining > 0:
-        time.sleep(remaining)
-    others = same_name_nodes(node)
-    if not others:
-        return ""
-    domain = os.environ.get("ROS_DOMAIN_ID", "0")
-    return (f"{others} other node(s) named {node.get_fully_qualified_name()} already run in ROS "
-            f"domain {domain}: both would publish on the same topics, their episodes interleaved, "
-            f"and obey the same set_task. Give this one another name or namespace (--ros-args -r "
-            f"__node:=NAME, or -r __ns:=/robot2)")
+def wait_for_twin(watch: Optional[TwinWatch], created_at: float, grace_sec: float) -> str:
+    """Give discovery until ``grace_sec`` after ``created_at`` to bring a twin's announcement; its reason or ""."""
+    while watch is not None and not watch.problem and time.monotonic() < created_at + grace_sec:
+        time.sleep(0.05)  # the subscription is served by another executor thread meanwhile
+    return "" if watch is None else watch.problem

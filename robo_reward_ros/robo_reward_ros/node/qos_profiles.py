@@ -15,3 +15,7 @@ LATCHED_QOS = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL,
 LATCHED_LISTENER_QOS = QoSProfile(depth=10, durability=DurabilityPolicy.TRANSIENT_LOCAL,
                                   reliability=ReliabilityPolicy.RELIABLE)
 EVENTS_QOS = QoSProfile(depth=50, reliability=ReliabilityPolicy.RELIABLE)
+# The task services' request queue: the default (10) overflowed under a burst of calls, and the
+# calls it dropped were never answered; the node answers calls over its budget at once instead
+# (core/call_budget.py), so the queue drains.
+SERVICE_QOS = QoSProfile(depth=500, reliability=ReliabilityPolicy.RELIABLE)

@@ -38,6 +38,7 @@ from std_msgs.msg import String
 
 from robo_reward_ros.core.abandonable_call import CallAbandoned, call_abandonable
 from robo_reward_ros.core.best_effort_log import check_log_directory, free_bytes
+from robo_reward_ros.core.call_budget import CallBudget
 from robo_reward_ros.core.episode_ids import InvalidEpisodeIdError
 from robo_reward_ros.core.events import EpisodeEnded, FailureDetected
 from robo_reward_ros.core.frame_intake import FrameIntake, IntakeResult
@@ -53,11 +54,11 @@ from robo_reward_ros.models.loading.backend_registry import create_reward_model,
 from robo_reward_ros.node import diagnostics as diag
 from robo_reward_ros.node.camera_subscriptions import CameraSubscriptions, camera_qos
 from robo_reward_ros.node.messages import estimate_msg, failure_msg, reset_msg, state_msg, step_msg
-from robo_reward_ros.node.name_collision import same_name_nodes, twin_problem
+from robo_reward_ros.node.name_collision import TwinWatch, wait_for_twin
 from robo_reward_ros.node.parameters import current_values, declare_parameters
 from robo_reward_ros.node.preference_service import PreferenceService
 from robo_reward_ros.node.progress_query_service import ProgressQueryService
-from robo_reward_ros.node.qos_profiles import EVENTS_QOS, LATCHED_QOS
+from robo_reward_ros.node.qos_profiles import EVENTS_QOS, LATCHED_QOS, SERVICE_QOS
 from robo_reward_ros.node.reset_client import ResetRequester
 from robo_reward_ros.node.ros_compat import on_parameters_set
 from robo_reward_ros.node.runner import run_node
@@ -82,8 +83,8 @@ class RewardNode(LifecycleNodeMixin, Node):
     def __init__(self, **kwargs) -> None:
         self._state_lock = threading.RLock()
         self._created_at = time.monotonic()
-        self._twin_reported = False
-        lifecycle_group = ReentrantCallbackGroup()
+        self._call_budget: Optional[CallBudget] = None
+        lifecycle_group = self._lifecycle_group = ReentrantCallbackGroup()
         Node.__init__(self, "reward_node", **kwargs)
         LifecycleNodeMixin.__init__(self, callback_group=lifecycle_group)
         self._refused_parameters = declare_parameters(self)
@@ -120,12 +121,35 @@ class RewardNode(LifecycleNodeMixin, Node):
         self._diag_timer = self.create_timer(
             float(self.get_parameter("diagnostics_period_sec").value), self._publish_diagnostics,
             clock=self._steady_clock)
+        # In every state, from the start: a twin may be heard while the model loads.
+        self._twins = TwinWatch(self, self._stop_as_younger_twin,
+                                lambda text: self._report_error("task", text))
         self._autostart_timer = None
         if self.get_parameter("autostart").value:
             # On the executor (lifecycle group), not here: the executor must already be spinning
             # while the model loads, so get_state, /diagnostics and a shutdown are served.
             self._autostart_timer = self.create_timer(0.0, self._autostart,
                                                       callback_group=lifecycle_group)
+
+    def _stop_as_younger_twin(self, reason: str) -> None:
+        """Another node of this name ran first: configure refuses (wait_for_twin); an active one stops.
+
+        Checked on a timer until no transition is under way (one may be: the activation).
+        """
+        self._report_error("task", reason)
+
+        def deactivate_when_settled() -> None:
+            label = self._state_machine.current_state[1]
+            if label in ("configuring", "activating", "deactivating", "cleaningup"):
+                return
+            self.destroy_timer(timer)
+            if label == "active":
+                self._configure_error = "deactivated: another node of the same name ran first"
+                self.get_logger().error(self._configure_error)
+                self.trigger_deactivate()
+
+        timer = self.create_timer(0.1, deactivate_when_settled, callback_group=self._lifecycle_group,
+                                  clock=self._steady_clock)
 
     def request_stop(self) -> None:
         """Abandon a model load: the process is stopping (the runner calls this first)."""
@@ -149,7 +173,8 @@ class RewardNode(LifecycleNodeMixin, Node):
             import_plugins(settings.model.plugin_modules)
             started = time.monotonic()
             model = self._load_model(settings)
-            twin = twin_problem(self, self._created_at, float(self.get_parameter("name_check_sec").value))
+            twin = wait_for_twin(self._twins, self._created_at,
+                                 float(self.get_parameter("name_check_sec").value))
             if twin:
                 model.close()
                 raise RuntimeError(twin)
@@ -231,6 +256,8 @@ class RewardNode(LifecycleNodeMixin, Node):
     @holding_state_lock
     def on_activate(self, state: State) -> TransitionCallbackReturn:
         settings = self._settings
+        rate = float(self.get_parameter("services.max_changes_per_sec").value)
+        self._call_budget = CallBudget(rate, burst=max(1, int(2 * rate)))
         self._cameras = CameraSubscriptions(
             self, self._intake, camera_qos(settings.qos_reliability, settings.qos_depth),
             self._on_frame_result, lock=self._state_lock)
@@ -240,8 +267,11 @@ class RewardNode(LifecycleNodeMixin, Node):
             self.create_subscription(String, settings.instruction_topic, self._on_instruction,
                                      LATCHED_QOS),
             self.create_subscription(TaskSpecMsg, settings.task_topic, self._on_task, LATCHED_QOS),
-            self.create_service(SetTask, "~/set_task", self._handle_set_task),
-            self.create_service(StartEpisode, "~/start_episode", self._handle_start_episode),
+            self.create_service(SetTask, "~/set_task", self._within_budget(self._handle_set_task),
+                                qos_profile=SERVICE_QOS),
+            self.create_service(StartEpisode, "~/start_episode",
+                                self._within_budget(self._handle_start_episode),
+                                qos_profile=SERVICE_QOS),
             # Its own callback group: while a comparison is awaited, frames, timers and the
             # other services go on (the default group would hold them until it returns).
             self.create_service(ComparePreference, "~/compare_preference", preference.handle,
@@ -361,6 +391,15 @@ class RewardNode(LifecycleNodeMixin, Node):
             self._set_task(task_from_msg(msg), True, "task topic")
         except InvalidTaskError as exc:
             self._report_error("task", f"task rejected: {exc}")
+
+    def _within_budget(self, handle):
+        """Serve a task service call if the change budget allows, else answer "busy" at once."""
+        def serve(request, response):
+            if self._call_budget.take():
+                return handle(request, response)
+            response.success, response.message = False, self._call_budget.busy_reason()
+            return response
+        return serve
 
     @holding_state_lock
     def _handle_set_task(self, request, response):
@@ -521,10 +560,6 @@ class RewardNode(LifecycleNodeMixin, Node):
     @holding_state_lock
     def _publish_diagnostics(self) -> None:
         name = self.get_fully_qualified_name()  # two robots' nodes must not look the same
-        if self._model is not None and same_name_nodes(self) and not self._twin_reported:
-            self._twin_reported = True  # a twin started after this one (it refuses to configure)
-            self._report_error("task", f"another node named {name} appeared in this ROS domain; "
-                                       f"it should refuse to start (same name)")
         array = DiagnosticArray()
         array.header.stamp = self.get_clock().now().to_msg()
         if self._model is None or self._settings is None:
@@ -543,7 +578,8 @@ class RewardNode(LifecycleNodeMixin, Node):
         if self._pipeline is not None:
             array.status.append(diag.task_status(name, self._pipeline.state,
                                                  self._last_errors["task"],
-                                                 self._pipeline.monitor.log_path))
+                                                 self._pipeline.monitor.log_path,
+                                                 self._call_budget))
             array.status.append(diag.episode_log_status(
                 name, self._pipeline.monitor.log_health, self._last_errors["episode_log"]))
         if self._reset is not None:
