@@ -53,6 +53,9 @@ def check_before_ray(args: argparse.Namespace) -> None:
     if args.backend in BACKENDS:
         checkpoint_layout.load_config_json(args.model)
     with socket.socket(socket.AF_INET6 if ":" in args.host else socket.AF_INET) as probe:
+        # As the server binds (SO_REUSEADDR): a port in TIME_WAIT after a restart is free, one
+        # with a listener is not.
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             probe.bind((args.host, args.port))
         except OSError as exc:
