@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import argparse
 
+from robo_reward_ros.evaluation.recording import STAMP_SOURCES
+
 
 def add_recording_arguments(parser: argparse.ArgumentParser) -> None:
     recording = parser.add_argument_group(
@@ -22,7 +24,7 @@ def add_recording_arguments(parser: argparse.ArgumentParser) -> None:
                            help="each message on this topic starts a new episode")
     recording.add_argument("--split-gap", type=float, default=0.0, metavar="SEC",
                            help="a camera silence longer than SEC starts a new episode")
-    recording.add_argument("--stamps", choices=("header", "receive"), default="header",
+    recording.add_argument("--stamps", choices=STAMP_SOURCES, default="header",
                            help="frame times: the images' header stamps (default), or when the "
                                 "recorder received each message (for a driver that does not "
                                 "stamp its frames)")

@@ -45,6 +45,7 @@ def as_json(output, args) -> str:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from robo_reward_ros.evaluation.recording import STAMP_SOURCES
     from robo_reward_ros.models.loading.loader import BACKENDS
     from robo_reward_ros.models.loading.precision import PRECISIONS
     parser = argparse.ArgumentParser(prog="robo-reward score", description="Per-frame progress of a clip.")
@@ -66,7 +67,7 @@ def build_parser() -> argparse.ArgumentParser:
     bag.add_argument("--instruction-topic", default="", metavar="TOPIC")
     bag.add_argument("--split-topic", default="", metavar="TOPIC")
     bag.add_argument("--split-gap", type=float, default=0.0, metavar="SEC")
-    bag.add_argument("--stamps", choices=("header", "receive"), default="header",
+    bag.add_argument("--stamps", choices=STAMP_SOURCES, default="header",
                      help="frame times: header stamps, or the recorder's receive times")
     bag.add_argument("--episode", type=int, default=0, help="which episode of the bag (default 0)")
     bag.add_argument("--max-pixels", type=int, default=50176, help="downscale frames to this many pixels")

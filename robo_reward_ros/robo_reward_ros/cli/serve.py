@@ -37,7 +37,7 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
-def check_before_ray(args: argparse.Namespace) -> None:
+def check_before_ray(args: argparse.Namespace, plugins: Sequence[str]) -> None:
     """Refuse in a second what a replica would otherwise fail on after Ray's start-up and retries.
 
     The backend's name, the checkpoint's config.json (a hub id: one quick probe), the port.
@@ -45,7 +45,7 @@ def check_before_ray(args: argparse.Namespace) -> None:
     from robo_reward_ros.models.loading import checkpoint_layout
     from robo_reward_ros.models.loading.backend_registry import import_plugins, registered_backends
     from robo_reward_ros.models.loading.loader import BACKENDS
-    import_plugins([m.strip() for m in args.plugin_modules.split(",") if m.strip()])
+    import_plugins(plugins)
     known = [b for b in BACKENDS if b != "remote"] + list(registered_backends())
     if args.backend not in known:
         raise ValueError(f"unknown backend '{args.backend}' (known: {', '.join(known)}; a plugin "
@@ -65,6 +65,7 @@ def check_before_ray(args: argparse.Namespace) -> None:
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     args = parser().parse_args(argv)
+    plugins = [m.strip() for m in args.plugin_modules.split(",") if m.strip()]
     try:
         check_precision(args.precision)
         check_device(args.device)
@@ -74,7 +75,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             check_model_reference(args.model)
         if not 0 < args.port < 65536 or args.max_batch < 1 or args.batch_wait_ms < 0 or args.replicas < 1:
             raise ValueError("--port in 1..65535, --max-batch >= 1, --batch-wait-ms >= 0, --replicas >= 1")
-        check_before_ray(args)
+        check_before_ray(args, plugins)
     except (ValueError, OSError, RuntimeError, ImportError) as exc:
         print(f"robo-reward serve: {exc}", file=sys.stderr)
         return 2
@@ -91,7 +92,6 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     try:
         serve.start(http_options={"host": args.host, "port": args.port})
         gpus = 1 if args.device.startswith("cuda") else 0
-        plugins = [m.strip() for m in args.plugin_modules.split(",") if m.strip()]
         app = RewardServer.options(
             num_replicas=args.replicas, max_ongoing_requests=max(16, 2 * args.max_batch),
             ray_actor_options={"num_gpus": gpus, "num_cpus": 0},

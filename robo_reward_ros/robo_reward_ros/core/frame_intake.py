@@ -87,8 +87,7 @@ class CameraStats:
 
     def refusal_counts(self) -> List[tuple]:
         """(count, an example message) per reason, the commonest first."""
-        return sorted(((count, example) for count, example in self.refusals.values()),
-                      key=lambda item: -item[0])
+        return sorted((tuple(entry) for entry in self.refusals.values()), key=lambda item: -item[0])
 
 
 _NUMBER = re.compile(r"[-+]?\d+(?:\.\d+)?(?:e[-+]?\d+)?")

@@ -52,7 +52,7 @@ def replay_bags(replayer, bags: Sequence[str], out: str, reading: RecordingOptio
                     episode_writer, episode_key)
             except (RecordingError, RuntimeError, ValueError, OSError) as exc:
                 # Said once, by the caller, with the others (the run goes on with the next bag).
-                result.errors.append(str(exc) if bag in str(exc) else f"{bag}: {exc}")
+                result.errors.append(bag_error(bag, exc))
     finally:
         frames_bar.close()
         episodes_bar.close()
@@ -117,6 +117,11 @@ def _replay_recording(replayer, bag, reading, run_key, scored, result, frames_ba
         result.traces.append(trace)
         result.scored += 1
         episodes_bar.update(1)
+
+
+def bag_error(bag: str, exc: BaseException) -> str:
+    """Return the error's message, naming the bag once (most messages already start with it)."""
+    return str(exc) if bag in str(exc) else f"{bag}: {exc}"
 
 
 def refusal_lines(stats: dict) -> List[str]:

@@ -26,6 +26,7 @@ IMAGE_TYPES = (IMAGE_TYPE, COMPRESSED_TYPE)
 STRING_TYPE = "std_msgs/msg/String"
 DEFAULT_CAMERA_TOPIC = "/camera/image_raw"
 DEFAULT_INSTRUCTION_TOPIC = "/instruction"
+STAMP_SOURCES = ("header", "receive")  # a frame's time: its header stamp, or the recorder's log time
 
 
 def canonical_type(msgtype: str) -> str:
@@ -59,8 +60,8 @@ class RecordingOptions:
     stamps: str = "header"  # or "receive": the recorder's log time stands in for header stamps
 
     def __post_init__(self) -> None:
-        if self.stamps not in ("header", "receive"):
-            raise ValueError(f"stamps must be 'header' or 'receive', not {self.stamps!r}")
+        if self.stamps not in STAMP_SOURCES:
+            raise ValueError(f"stamps must be one of {STAMP_SOURCES}, not {self.stamps!r}")
 
     def describe(self) -> Dict[str, object]:
         """Return what decides the episodes' contents (part of a scored episode's identity)."""
@@ -148,9 +149,8 @@ def camera_message_count(bag: str, options: RecordingOptions) -> int:
     """Camera messages the bag holds (from its metadata: no reading), for progress bars."""
     from rosbags.rosbag2 import Reader
     with Reader(bag) as reader:
-        connections = reader.connections
-        topics = _camera_topics(bag, connections, options)
-        return sum(c.msgcount for c in connections if c.topic in topics)
+        topics = _camera_topics(bag, reader.connections, options)
+        return sum(c.msgcount for c in reader.connections if c.topic in topics)
 
 
 def read_recording(bag: str, options: RecordingOptions, store=None) -> Iterator[RecordedEpisode]:

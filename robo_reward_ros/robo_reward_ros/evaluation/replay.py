@@ -88,9 +88,9 @@ def _typed(name: str, default: Any, value: Any) -> Any:
     elif isinstance(default, float):
         ok = isinstance(value, (int, float)) and not isinstance(value, bool)
         value = float(value) if ok else value  # ROS types parameters by their default: 4 means 4.0
-    elif isinstance(default, str):
-        ok, value = value is not None and not isinstance(value, (list, dict)), (
-            value if isinstance(value, str) or value is None else str(value))
+    elif isinstance(default, str):  # YAML reads model.id=123 as a number: text here, as ROS has it
+        ok = value is not None and not isinstance(value, (list, dict))
+        value = str(value) if ok else value
     else:
         ok = isinstance(value, list)
     if not ok:

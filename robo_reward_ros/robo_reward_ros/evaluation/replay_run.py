@@ -97,6 +97,7 @@ def _check_some_bag_reads(paths: Sequence[str], reading) -> None:
     A missing topic or instruction is found by opening the bag and reading its small topics;
     with some bags readable, the others are reported in turn, as always.
     """
+    from robo_reward_ros.evaluation.bag_replay import bag_error
     from robo_reward_ros.evaluation.recording import (RecordingError, RecordingOptions,
                                                       is_own_layout, read_recording)
     problems = []
@@ -109,7 +110,7 @@ def _check_some_bag_reads(paths: Sequence[str], reading) -> None:
             episodes.close()
             return
         except (RecordingError, OSError, ValueError) as exc:
-            problems.append(str(exc) if bag in str(exc) else f"{bag}: {exc}")
+            problems.append(bag_error(bag, exc))
         except Exception as exc:  # rosbags' own errors for what is not a bag
             problems.append(f"{bag}: {type(exc).__name__}: {exc}")
     if problems:

@@ -13,7 +13,7 @@ import json
 import os
 import socket
 import time
-from typing import Callable, Optional
+from typing import Callable
 
 from rclpy.node import Node
 from std_msgs.msg import String
@@ -59,8 +59,8 @@ class TwinWatch:
                            f"this one; it stops (same name), this one goes on")
 
 
-def wait_for_twin(watch: Optional[TwinWatch], created_at: float, grace_sec: float) -> str:
+def wait_for_twin(watch: TwinWatch, created_at: float, grace_sec: float) -> str:
     """Give discovery until ``grace_sec`` after ``created_at`` to bring a twin's announcement; its reason or ""."""
-    while watch is not None and not watch.problem and time.monotonic() < created_at + grace_sec:
+    while not watch.problem and time.monotonic() < created_at + grace_sec:
         time.sleep(0.05)  # the subscription is served by another executor thread meanwhile
-    return "" if watch is None else watch.problem
+    return watch.problem

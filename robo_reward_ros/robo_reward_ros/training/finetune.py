@@ -112,10 +112,8 @@ class Finetuner:
         self.log(f"finetune: training on {describe(self.train_episodes)}; "
                  f"{len(self.eval_bags)} held-out bag(s) for the per-epoch eval")
         # The inference path's own prompt builders and loader: what is trained is what runs.
-        base = config.model  # the demo model (or a copy) loads through its offline-built base model
-        if bundled_demo.is_bundled_demo(base):
-            base = bundled_demo.trained_demo_checkpoint(self.log, source=base)
-        self.backend = RobometerBackend(base, precision="fp32", device="cpu", cache_vision=False,
+        self.backend = RobometerBackend(bundled_demo.loadable(config.model, self.log), precision="fp32",
+                                        device="cpu", cache_vision=False,
                                         max_frames=config.max_frames or None)
         self.network = self.backend.model
         self.network.train()

@@ -65,6 +65,11 @@ def is_bundled_demo(model: str) -> bool:
     return kind is not None and kind == _kind(TRAINED_MODEL_DIR)
 
 
+def loadable(model: str, log: Callable[[str], None] = print) -> str:
+    """Return ``model``, or for a folder of the demo model's kind its loadable copy (base model built here)."""
+    return trained_demo_checkpoint(log, source=model) if is_bundled_demo(model) else model
+
+
 def _kind(folder: str):
     """(config.json without its dtype, config.yaml's base model id), or None if either is unreadable."""
     import json

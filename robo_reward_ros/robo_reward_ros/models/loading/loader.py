@@ -18,8 +18,7 @@ def load_reward_model(model: str, backend: str = "auto", precision: str = "bf16"
     A plain Qwen3-VL checkpoint can be a RoboReward fine-tune or TOPReward's instruct model, which
     its files cannot tell apart, so ``backend`` must then be given.
     """
-    if bundled_demo.is_bundled_demo(model):  # its base model is built here, not fetched
-        model = bundled_demo.trained_demo_checkpoint(log=_LOG.info, source=model)
+    model = bundled_demo.loadable(model, log=_LOG.info)  # the demo's base model is built here, not fetched
     if backend not in BACKENDS:
         raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")
     if backend == "remote":  # model is a robo-reward serve URL; nothing loads here
