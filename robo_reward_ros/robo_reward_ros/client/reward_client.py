@@ -155,7 +155,11 @@ class RewardClient:
     def _learned(self, episode_id: str) -> str:
         if episode_id:
             with self._changed:
-                self._learned_at.setdefault(episode_id, len(self._first_named))
+                # A state may name the episode before the service's answer arrives (another
+                # controller's episode right after it, too): its place is where a state first
+                # named it, else after every episode named so far.
+                self._learned_at.setdefault(episode_id,
+                                            self._first_named.get(episode_id, len(self._first_named)))
         return episode_id
 
     def _covering(self, stamp: float, episode_id: Optional[str]) -> Optional[RewardStep]:
