@@ -71,6 +71,18 @@ class Listener:
         node.create_subscription(ResetRequest, "reset_request", self.resets.append, EVENTS_QOS)
         node.create_subscription(DiagnosticArray, "/diagnostics", self.diagnostics.append, 10)
 
+    def wait_until_heard(self, ros_node, process, node_name="reward_node"):
+        """Spin until the node's /diagnostics arrive here: the node now sends to every topic heard.
+
+        Its events are one-shot and volatile, so one published before the node matched this
+        listener's readers is lost (discovery is per direction and takes seconds under load).
+        The /diagnostics reader is created last and endpoint discovery is delivered in order,
+        so hearing the node on it means every earlier reader was matched.
+        """
+        spin_until(ros_node, lambda: any(node_name in status.name for array in self.diagnostics
+                                         for status in array.status),
+                   what=f"/diagnostics from {node_name}", processes=[process])
+
     def diagnostic(self, name_part, key):
         for array in reversed(self.diagnostics):
             for status in array.status:
@@ -155,6 +167,7 @@ def test_two_stage_task_advances_ends_and_asks_the_controller_to_reset(ros_node,
     listen = Listener(ros_node)
     camera = ros_node.create_publisher(Image, "camera/image_raw", qos_profile_sensor_data)
     set_task = ros_node.create_client(SetTask, "/reward_node/set_task")
+    listen.wait_until_heard(ros_node, node)  # a frame's estimate and the reset are sent once
     two_stages = SetTask.Request(start_episode=True, task=TaskSpec(stages=[
         StageSpec(instruction="open the drawer"), StageSpec(instruction="put the cup in it")]))
     episode = call(ros_node, set_task, two_stages, [node]).episode_id
@@ -228,6 +241,7 @@ def test_missing_controller_service_is_reported_and_the_episode_still_ends(ros_n
                  env=SCRIPTED_ENV)
     listen = Listener(ros_node)
     camera = ros_node.create_publisher(Image, "camera/image_raw", qos_profile_sensor_data)
+    listen.wait_until_heard(ros_node, node)  # the reset request is sent once
     clock = {"t": 50.0}
 
     def show_success():

@@ -49,8 +49,8 @@ def test_bad_frames_each_get_a_reason_and_scoring_goes_on(ros_node, spawn):
     camera = Camera(ros_node)
     wrist = ros_node.create_publisher(CompressedImage, "wrist/compressed",
                                       qos_profile_sensor_data)
-    good = camera.frame()
-    spin_publishing(ros_node, lambda: camera.pub.publish(good), lambda: listen.estimates,
+    # A new frame each time: a frame already scored is not scored again.
+    spin_publishing(ros_node, lambda: camera.pub.publish(camera.frame()), lambda: listen.estimates,
                     "a first estimate", node)
     bad_raw = {
         "unsupported encoding '16UC1'": Image(height=2, width=2, encoding="16UC1", step=4,
@@ -104,8 +104,7 @@ def test_stamps_back_or_far_ahead_are_refused_and_a_new_timeline_restarts_the_ep
                                   "cameras.new_timeline_frames:=5"), env=SCRIPTED_ENV)
     listen = Listener(ros_node)
     camera = Camera(ros_node, start=5000.0)
-    first = camera.frame()
-    spin_publishing(ros_node, lambda: camera.pub.publish(first), lambda: listen.estimates,
+    spin_publishing(ros_node, lambda: camera.pub.publish(camera.frame()), lambda: listen.estimates,
                     "a first estimate", node)
     episode = listen.estimates[-1].episode_id
     back = rgb_image(painted(0.3, 0.0), 4000.0)
@@ -177,6 +176,7 @@ def test_model_failures_become_one_model_error_event_and_scoring_resumes(ros_nod
                                   "inference.error_backoff_max_sec:=0.1"), env=SCRIPTED_ENV)
     listen = Listener(ros_node)
     camera = Camera(ros_node)
+    listen.wait_until_heard(ros_node, node)  # the model-error event is sent once
     for blue, what in ((FAIL_BLUE, "CUDA out of memory"), (NAN_BLUE, "non-finite")):
         failing = camera.frame(blue=blue)
         spin_publishing(ros_node, lambda f=failing: camera.pub.publish(f),
@@ -493,6 +493,7 @@ def test_a_warning_then_a_terminal_failure_are_both_published_and_end_the_episod
                                   "failure.terminal_kinds:=low_progress"), env=SCRIPTED_ENV)
     listen = Listener(ros_node)
     camera = Camera(ros_node)
+    listen.wait_until_heard(ros_node, node)  # the stall warning comes once, early
     spin_publishing(ros_node, lambda: camera.pub.publish(camera.frame(progress=0.05)),
                     lambda: listen.resets, "the terminal failure's reset request", node)
     kinds = [(f.kind, f.terminal) for f in listen.failures]
