@@ -115,6 +115,27 @@ def test_a_rerun_reuses_the_scored_episodes_and_refuses_to_overwrite_a_copy(rela
     assert "no camera key ['observation.images.side']" in capsys.readouterr().err
 
 
+def test_relabel_refuses_a_link_out_of_the_dataset_and_keeps_links_inside_it_as_links(relabelled, tmp_path, capsys):
+    import shutil
+    from robo_reward_ros.cli.lerobot import main
+    dataset, out, _, _ = relabelled
+    linked = tmp_path / "linked"
+    shutil.copytree(dataset, linked)
+    (linked / "meta" / "README.md").symlink_to("info.json")  # inside: kept as a link
+    secret = tmp_path / "id_rsa"
+    secret.write_text("PRIVATE KEY")
+    common = [str(linked), "--out", str(tmp_path / "scores"), "--backend", "pixel_scripted", "--model",
+              "scripted", "-p", "model.plugin_modules=scripted_backend", "-p", "inference.rate_hz=2",
+              "--no-plots", "--quiet"]
+    assert main(common + ["--relabel", str(tmp_path / "inside_only")]) == 0
+    copied = tmp_path / "inside_only" / "meta" / "README.md"
+    assert copied.is_symlink() and os.readlink(copied) == "info.json"
+    (linked / "meta" / "notes.txt").symlink_to(secret)
+    assert main(common + ["--relabel", str(tmp_path / "leaky")]) == 1
+    assert "outside the dataset" in capsys.readouterr().err
+    assert not (tmp_path / "leaky").exists()
+
+
 @pytest.mark.parametrize("fill", ["first", "zero"])
 def test_relabel_fill_gives_the_frames_before_the_first_estimate_a_value(relabelled, tmp_path, capsys, fill):
     import pyarrow.parquet as pq

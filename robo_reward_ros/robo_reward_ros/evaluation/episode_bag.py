@@ -26,6 +26,7 @@ import numpy as np
 
 from robo_reward_ros.core.frame import Frame
 from robo_reward_ros.evaluation.episode import Episode, FrameTruth
+from robo_reward_ros.evaluation.output_paths import safe_file_name
 
 IMAGE_TOPIC = "/camera/image_raw"
 INSTRUCTION_TOPIC = "/instruction"
@@ -135,7 +136,7 @@ def read_episode_bag(path: str, max_frames: Optional[int] = None) -> Episode:
         if len(truth) != len(frames):
             raise ValueError(f"{path}: ground truth for {len(truth)} of {len(frames)} frames")
     return Episode(
-        name=metadata.get("name") or os.path.basename(os.path.normpath(path)),
+        name=safe_file_name(metadata.get("name") or os.path.basename(os.path.normpath(path))),
         instructions=tuple(instructions), frames=frames, truth=truth,
         outcome=metadata.get("outcome", ""), failure_kind=metadata.get("failure_kind", ""),
         failure_step=metadata.get("failure_step"), task=metadata.get("task", ""),

@@ -23,6 +23,8 @@ from typing import Any, Dict, List, Optional
 
 import numpy as np
 
+from robo_reward_ros.evaluation.output_paths import UnsafeOutputPath, path_inside, safe_file_name
+
 REWARD_TOPIC = "/reward"
 TASK_STATE_TOPIC = "/task_state"
 FAILURE_TOPIC = "/failure_events"
@@ -57,6 +59,17 @@ def typestore_with_messages():
     return store
 
 
+def remove_written_bag(path: str) -> None:
+    """Remove an MCAP bag an earlier run wrote; refuse anything else found at its place."""
+    entries = os.listdir(path) if os.path.isdir(path) and not os.path.islink(path) else None
+    if not entries or "metadata.yaml" not in entries or not all(
+            (e == "metadata.yaml" or e.endswith(".mcap")) and os.path.isfile(os.path.join(path, e))
+            and not os.path.islink(os.path.join(path, e)) for e in entries):
+        raise UnsafeOutputPath(f"{path} is in the way and is not an MCAP bag this tool wrote: "
+                               "move it, or choose another --out")
+    shutil.rmtree(path)
+
+
 class EpisodeMcap:
     """An episode's MCAP being written; records are flushed in time order before each camera message."""
 
@@ -65,8 +78,8 @@ class EpisodeMcap:
         self.path = path
         self.store = store
         self.values = values
-        if os.path.exists(path):
-            shutil.rmtree(path)
+        if os.path.lexists(path):
+            remove_written_bag(path)
         os.makedirs(os.path.dirname(path), exist_ok=True)
         self.writer = Writer(path, version=Writer.VERSION_LATEST, storage_plugin=StoragePlugin.MCAP)
         self.writer.open()
@@ -223,7 +236,7 @@ class EpisodeMcapWriter:
         self.written: List[str] = []
 
     def path(self, name: str) -> str:
-        return os.path.join(self.folder, name)
+        return path_inside(self.folder, safe_file_name(name))
 
     def exists(self, name: str) -> bool:
         return bool(glob.glob(os.path.join(self.path(name), "*.mcap")))

@@ -76,7 +76,8 @@ def write_relabelled(dataset, traces: Dict[int, object], out_dir: str, fill: str
     import pyarrow.parquet as pq
     if os.path.exists(out_dir):
         raise FileExistsError(f"{out_dir} exists: choose a new folder for the relabelled copy")
-    shutil.copytree(dataset.root, out_dir)
+    refuse_links_out_of(dataset.root)
+    shutil.copytree(dataset.root, out_dir, symlinks=True)
     changed = []
     for relative in dataset.data_files():
         table = pq.read_table(os.path.join(dataset.root, relative))
@@ -96,7 +97,10 @@ def write_relabelled(dataset, traces: Dict[int, object], out_dir: str, fill: str
                 table = table.drop_columns([PREFIX + name])
             table = table.append_column(PREFIX + name, pa.array(columns[name]))
         table = table.replace_schema_metadata(_huggingface_metadata(table.schema.metadata))
-        pq.write_table(table, os.path.join(out_dir, relative))
+        target = os.path.join(out_dir, relative)
+        if os.path.islink(target):  # a link kept by the copy: the new file replaces the link
+            os.unlink(target)
+        pq.write_table(table, target)
         changed.append(relative)
     info_path = os.path.join(out_dir, "meta", "info.json")
     info = dict(dataset.info)
@@ -104,6 +108,25 @@ def write_relabelled(dataset, traces: Dict[int, object], out_dir: str, fill: str
     with open(info_path, "w") as handle:
         json.dump(info, handle, indent=4, ensure_ascii=False)
     return changed + [os.path.join("meta", "info.json")]
+
+
+def refuse_links_out_of(root: str) -> None:
+    """Refuse a dataset with a link that leads out of it; links inside it are copied as links.
+
+    Copying what such a link points at would put a file from elsewhere on this machine (a key, a
+    private recording) into a dataset that may then be shared.
+    """
+    real_root = os.path.realpath(root)
+    for folder, dirs, files in os.walk(root):
+        for name in dirs + files:
+            path = os.path.join(folder, name)
+            if not os.path.islink(path):
+                continue
+            target = os.path.realpath(path)
+            if os.path.commonpath([real_root, target]) != real_root:
+                raise ValueError(
+                    f"{path} is a link to {os.readlink(path)}, outside the dataset: the copy would "
+                    f"take that file in. Resolve the links you trust (cp -rL) into a folder and relabel that")
 
 
 def new_features() -> Dict[str, Dict[str, object]]:

@@ -34,6 +34,9 @@ def run_lerobot(dataset_dir: str, out: str, keys: Optional[Sequence[str]] = None
     if relabel and os.path.exists(relabel):  # before any scoring, not after it
         raise FileExistsError(f"{relabel} exists: choose a new folder for the relabelled copy")
     dataset = LeRobotFolder(dataset_dir)
+    if relabel:
+        from robo_reward_ros.evaluation.lerobot_relabel import refuse_links_out_of
+        refuse_links_out_of(dataset.root)
     keys = choose_keys(dataset, keys)
     chosen = [e for e in dataset.episodes if episodes is None or e.index in set(episodes)]
     if not chosen:

@@ -8,6 +8,8 @@ import json
 import os
 from typing import Optional, Sequence
 
+from robo_reward_ros.evaluation.output_paths import path_inside, safe_file_name
+
 
 def write_plots(out_dir: str, note: str = "", live_dir: Optional[str] = None) -> list:
     from robo_reward_ros.evaluation.plots import plot_episode
@@ -17,7 +19,7 @@ def write_plots(out_dir: str, note: str = "", live_dir: Optional[str] = None) ->
     os.makedirs(os.path.join(out_dir, "plots"), exist_ok=True)
     return [plot_episode(summary, data["estimates"][summary["name"]],
                          data["events"][summary["name"]],
-                         os.path.join(out_dir, "plots", summary["name"] + ".png"), note,
+                         path_inside(out_dir, "plots", safe_file_name(summary["name"]) + ".png"), note,
                          live.get(summary["name"]))
             for summary in data["episodes"]]
 

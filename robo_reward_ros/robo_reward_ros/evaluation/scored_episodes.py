@@ -14,6 +14,7 @@ import json
 import os
 from typing import Any, Dict, List, Optional
 
+from robo_reward_ros.evaluation.output_paths import path_inside, safe_file_name
 from robo_reward_ros.evaluation.trace import EpisodeTrace, EstimateRecord, EventRecord
 
 FOLDER = "scored"
@@ -78,7 +79,7 @@ class ScoredEpisodes:
         self.force = force
 
     def _path(self, name: str) -> str:
-        return os.path.join(self.folder, name + ".json")
+        return path_inside(self.folder, safe_file_name(name) + ".json")
 
     def load(self, name: str, key: str) -> Optional[StoredTrace]:
         """Return the stored result of this episode with this key, or None (absent, changed, or --force)."""
