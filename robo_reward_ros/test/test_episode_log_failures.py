@@ -181,3 +181,43 @@ def test_episode_end_is_decided_while_the_disk_is_full(tmp_path):
     assert not monitor.running
     monitor.start_episode(build_task(["stack the cups"]), 1.0, "f")  # the next one starts
     assert monitor.update(estimate(1.1, 0.3, 0.1)).accepted
+
+
+def test_a_dangling_symlink_where_the_next_log_goes_is_never_followed(tmp_path):
+    """Issue 30 finding 7: creating the log followed a planted link and wrote its target."""
+    target = tmp_path / "elsewhere.txt"
+    os.symlink(target, episode_log_path(str(tmp_path), "trial-1"))  # planted before the episode
+    monitor = TaskMonitor(MonitorConfig(log_directory=str(tmp_path), episode_timeout_s=None))
+    monitor.start_episode(build_task(["stack the cups"]), 0.0, "trial-1")
+    assert monitor.log_path.endswith("episode_trial-1.2.jsonl")  # skipped like an id given twice
+    log = BestEffortEpisodeLog(str(tmp_path))
+    raced = log.open("trial-2")
+    os.symlink(target, raced)  # planted after the name was chosen, before the file is created
+    log.write_event({"type": "header"})
+    assert "cannot write" in log.health.error and raced in log.health.error
+    log.close()
+    monitor.close()
+    assert not target.exists()
+    assert read_episode_log(monitor.log_path)[0]["episode_id"] == "trial-1"
+
+
+def test_a_log_directory_others_can_write_to_is_refused_and_reported_until_fixed(tmp_path):
+    directory = tmp_path / "episodes"
+    directory.mkdir()
+    directory.chmod(0o777)
+    assert "other users can write to it" in check_log_directory(str(directory))
+    monitor = TaskMonitor(MonitorConfig(log_directory=str(directory), episode_timeout_s=None))
+    monitor.start_episode(build_task(["stack the cups"]), 0.0, "trial-1")
+    update = monitor.update(estimate(0.5, 0.4, 0.1))
+    assert update.accepted and update.reward is not None  # scoring goes on
+    events = monitor.tick(0.6).events
+    assert [e.kind for e in events if isinstance(e, FailureDetected)] == [FailureKind.EPISODE_LOG_ERROR]
+    assert "other users can write to it" in monitor.log_health.error
+    assert os.listdir(directory) == []
+    directory.chmod(0o750)  # the operator fixes it
+    assert check_log_directory(str(directory)) == ""
+    monitor._log._retry_at = 0.0
+    monitor.tick(0.8)
+    assert monitor.log_health.error == ""
+    monitor.close()
+    assert read_episode_log(monitor.log_path)[0]["type"] == "header"

@@ -5,14 +5,21 @@ cannot be written waits in memory (bounded; estimates beyond the bound are dropp
 ``log_gap`` record says how many) and is retried, in order, every ``retry_after_sec``: when space
 returns, the log resumes where it stopped, even in the middle of a line a full disk tore. A log
 whose final ``summary`` record never reached the disk is what ``incomplete_episode_logs`` finds.
+
+A log file is created new (``O_EXCL``, ``O_NOFOLLOW``): never through a symlink someone planted at
+its path, never appended to an existing file. A log directory that other users can write to
+(group or world write permission, or another owner than us or root) is refused, reported like an
+unwritable one: whoever can write there could plant links or files among the logs.
 """
 from __future__ import annotations
 
 import collections
 import dataclasses
+import errno
 import json
 import os
 import shutil
+import stat
 import time
 from typing import Any, Callable, Deque, Dict, List, Optional, Union
 
@@ -20,6 +27,8 @@ from robo_reward_ros.core.episode_log import read_episode_log, unused_episode_lo
 
 # Records waiting for the disk, all logs together: about 4 MB of estimates at ~400 bytes each.
 MAX_PENDING_RECORDS = 10000
+# A new log file: created here and now, not opened through a link (O_NOFOLLOW where the OS has it).
+_CREATE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND | getattr(os, "O_NOFOLLOW", 0)
 
 
 @dataclasses.dataclass
@@ -65,17 +74,39 @@ class _PendingLog:
 def check_log_directory(directory: str) -> str:
     """Return "" when new logs can be created in ``directory``, else why not (checked at configure)."""
     try:
-        os.makedirs(directory, mode=0o700, exist_ok=True)
-        probe = os.path.join(directory, f".write-check-{os.getpid()}")
-        fd = os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        directory_fd = _open_log_directory(directory)
         try:
-            os.write(fd, b"\n")
+            probe = f".write-check-{os.getpid()}"
+            fd = os.open(probe, _CREATE_FLAGS, 0o600, dir_fd=directory_fd)
+            try:
+                os.write(fd, b"\n")
+            finally:
+                os.close(fd)
+                os.unlink(probe, dir_fd=directory_fd)
         finally:
-            os.close(fd)
-            os.unlink(probe)
+            os.close(directory_fd)
     except OSError as exc:
         return f"episode log directory {directory} is not writable: {exc.strerror or exc}"
     return ""
+
+
+def _open_log_directory(directory: str) -> int:
+    """Create the directory if need be (``0700``) and open it; refuse it when other users can write to it.
+
+    Files are then created relative to the descriptor: the directory checked is the one written to.
+    """
+    os.makedirs(directory, mode=0o700, exist_ok=True)
+    fd = os.open(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    try:
+        info = os.fstat(fd)
+        if info.st_mode & 0o022 or info.st_uid not in (os.geteuid(), 0):
+            raise PermissionError(errno.EACCES, (
+                f"other users can write to it (mode {stat.filemode(info.st_mode)}, owner uid {info.st_uid}); "
+                "make it ours alone: chmod go-w"))
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
 
 
 def free_bytes(directory: str) -> Optional[int]:
@@ -208,9 +239,12 @@ class BestEffortEpisodeLog:
         if not log.queue:
             return
         if log.fd is None:
-            os.makedirs(self.directory, mode=0o700, exist_ok=True)
-            log.fd = os.open(log.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-            _fsync_directory(self.directory)
+            directory_fd = _open_log_directory(self.directory)
+            try:
+                log.fd = os.open(os.path.basename(log.path), _CREATE_FLAGS, 0o600, dir_fd=directory_fd)
+                os.fsync(directory_fd)  # a new file's directory entry is only durable once its directory is
+            finally:
+                os.close(directory_fd)
         while log.queue:
             item = log.queue[0]
             if item.encoded is None:
@@ -241,12 +275,3 @@ class BestEffortEpisodeLog:
     def _update_counts(self) -> None:
         self.health.pending_records = self._pending()
         self.health.incomplete_logs = sum(1 for log in self._logs if log.queue)
-
-
-def _fsync_directory(directory: str) -> None:
-    # A new file's directory entry is only durable once the directory itself is synced.
-    fd = os.open(directory, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)

@@ -39,12 +39,13 @@ def unused_episode_log_path(directory: str, episode_id: str,
                             taken: AbstractSet[str] = frozenset()) -> str:
     """Return the episode's log path, or ``episode_<id>.<n>.jsonl`` when an episode of that id was logged before.
 
-    That happens for an id given twice: a log is never appended to by a second episode.
+    That happens for an id given twice: a log is never appended to by a second episode. Anything
+    at the path counts, a dangling symlink too (``lexists``): a log is never written through a link.
     ``taken``: paths of logs not on the disk yet (waiting for a full disk).
     """
     path = episode_log_path(directory, episode_id)
     number = 1
-    while os.path.exists(path) or path in taken:
+    while os.path.lexists(path) or path in taken:
         number += 1
         path = episode_log_path(directory, episode_id)[:-len(".jsonl")] + f".{number}.jsonl"
     return path
