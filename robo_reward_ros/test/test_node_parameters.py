@@ -53,3 +53,15 @@ def test_bad_values_are_refused_with_the_reason(changes, message):
     with pytest.raises(ValueError) as error:
         read_settings(values(**changes))
     assert message in str(error.value)
+
+
+def test_every_reward_number_has_a_range_that_keeps_the_bonus_sane():
+    """A terminal bonus of 1e9 drowns every shaped reward; before, the range was +-1e9 (accepted)."""
+    from robo_reward_ros.node.parameters import descriptor
+    numbers = [s for s in SPECS if s.name.startswith("reward.") and isinstance(s.default, (int, float))]
+    assert {s.name for s in numbers} >= {"reward.gamma", "reward.success_bonus", "reward.failure_bonus",
+                                         "reward.timeout_bonus"}
+    for spec in numbers:
+        (limits,) = descriptor(spec).floating_point_range
+        assert limits.from_value <= spec.default <= limits.to_value, spec.name
+        assert -100.0 <= limits.from_value and limits.to_value <= 100.0, (spec.name, limits)

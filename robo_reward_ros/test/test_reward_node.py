@@ -390,7 +390,7 @@ def test_config_file_lists_exactly_the_declared_parameters(ros_node, spawn):
 def test_runtime_parameters_are_validated_and_read_only_ones_refused(ros_node, spawn, autostart):
     """Also before configure (autostart:=false; or while the model loads): configure reads them."""
     from rcl_interfaces.msg import Parameter, ParameterType, ParameterValue
-    from rcl_interfaces.srv import SetParameters
+    from rcl_interfaces.srv import GetParameters, SetParameters
 
     node = spawn(reward_node_argv(f"autostart:={autostart}"), env=SCRIPTED_ENV)
     client = ros_node.create_client(SetParameters, "/reward_node/set_parameters")
@@ -407,6 +407,14 @@ def test_runtime_parameters_are_validated_and_read_only_ones_refused(ros_node, s
     assert set_int("success.k", 3).successful
     read_only = set_int("window.max_frames", 8)
     assert not read_only.successful and "read-only" in read_only.reason
+    # A peer on the graph wrecking training (before: accepted, the range was +-1e9).
+    bonus = call(ros_node, client, SetParameters.Request(parameters=[Parameter(
+        name="reward.success_bonus", value=ParameterValue(type=ParameterType.PARAMETER_DOUBLE,
+                                                          double_value=1e9))]), [node]).results[0]
+    assert not bonus.successful and "reward.success_bonus" in bonus.reason, bonus.reason
+    kept = call(ros_node, ros_node.create_client(GetParameters, "/reward_node/get_parameters"),
+                GetParameters.Request(names=["reward.success_bonus"]), [node])
+    assert kept.values[0].double_value == 1.0
     assert node.interrupt() == 0
 
 

@@ -403,6 +403,7 @@ def test_out_of_range_and_unknown_start_up_parameters_keep_the_node_up_and_say_w
     for params, reason in (
             (["-p", "success.threshold:=1.5"], "parameter success.threshold"),
             (["-p", "inference.rate_hz:=-2.0"], "parameter inference.rate_hz"),
+            (["-p", "reward.success_bonus:=1000000000.0"], "parameter reward.success_bonus"),
             (["-p", "model.precision:=fp8"], "model.precision must be one of"),
             (["-p", 'model.preset:="robometer-9000"'], "unknown model preset 'robometer-9000'"),
             (["--params-file", str(typo)],

@@ -1,5 +1,6 @@
 """Security rules of the project, checked on the code and on the running node."""
 import ast
+import fnmatch
 import glob
 import os
 import shutil
@@ -70,33 +71,119 @@ def test_directories_and_hub_ids_are_accepted(tmp_path):
     assert check_model_reference("Qwen/Qwen3-VL-4B-Instruct") == "hub id"
 
 
+RULES = {"topics": ("publish", "subscribe"), "services": ("reply", "request")}
+
+
+def _policy(name):
+    """Parse a shipped policy, checking it has the shape ``ros2 security create_permission`` takes.
+
+    The elements and attributes of sros2's policy.xsd (0.2.0): policy/enclaves/enclave[@path]/
+    profiles/profile[@ns, @node] holding topics and services rules of ALLOW or DENY.
+    """
+    root = ElementTree.parse(os.path.join(PACKAGE_ROOT, "config", name)).getroot()
+    assert (root.tag, root.get("version")) == ("policy", "0.2.0")
+    assert [e.tag for e in root] == ["enclaves"] and len(root[0]) >= 1
+    for enclave in root[0]:
+        assert enclave.tag == "enclave" and enclave.get("path", "").startswith("/")
+        assert [e.tag for e in enclave] == ["profiles"]
+        for profile in enclave[0]:
+            assert profile.tag == "profile" and profile.get("ns") and profile.get("node")
+            for rule in profile:
+                assert rule.tag in RULES, rule.tag
+                assert rule.attrib and set(rule.attrib) <= set(RULES[rule.tag]), rule.attrib
+                assert set(rule.attrib.values()) <= {"ALLOW", "DENY"}, rule.attrib
+                assert len(rule) and all(e.tag == rule.tag[:-1] and e.text.strip() for e in rule)
+    return root
+
+
+def _allowed(policy, fully_qualified=False):
+    """Map each right (publish, subscribe, reply, request) to the names the policy allows for it.
+
+    ``fully_qualified``: names resolved against the profile's ns and node as sros2's
+    permissions.xsl does (``~`` is the node's name, a relative name is in ``ns``).
+    """
+    def resolve(profile, name):
+        if not fully_qualified or name.startswith("/"):
+            return name
+        ns = profile.get("ns").rstrip("/") + "/"
+        return ns + profile.get("node") + name[1:] if name.startswith("~") else ns + name
+
+    allowed = {kind: set() for kinds in RULES.values() for kind in kinds}
+    for profile in policy.iter("profile"):
+        for rule in profile:
+            for kind, qualifier in rule.attrib.items():
+                if qualifier == "ALLOW":
+                    allowed[kind] |= {resolve(profile, e.text.strip()) for e in rule}
+    return allowed
+
+
+def _endpoints(ros_node, name, namespace="/"):
+    """Return what the node ``name`` publishes, subscribes, serves and calls, as the graph shows it."""
+    try:
+        return {
+            "publish": ros_node.get_publisher_names_and_types_by_node(name, namespace),
+            "subscribe": ros_node.get_subscriber_names_and_types_by_node(name, namespace),
+            "reply": ros_node.get_service_names_and_types_by_node(name, namespace),
+            "request": ros_node.get_client_names_and_types_by_node(name, namespace),
+        }
+    except NodeNameNonExistentError:  # not discovered yet
+        return {}
+
+
 def test_sros2_policy_covers_everything_the_node_uses(ros_node, spawn):
-    policy = ElementTree.parse(os.path.join(PACKAGE_ROOT, "config", "sros2_policy.xml"))
-    allowed = {kind: {e.text for group in policy.iter(tag) if group.get(kind) == "ALLOW"
-                      for e in group}
-               for tag, kinds in (("topics", ("publish", "subscribe")),
-                                  ("services", ("reply", "request")))
-               for kind in kinds}
-    node = spawn(reward_node_argv("reset.service:=/controller/reset"), env=SCRIPTED_ENV)
+    """Under use_sim_time too: rclpy's time source then subscribes to /clock (before: not allowed)."""
+    allowed = _allowed(_policy("sros2_policy.xml"))
+    node = spawn(reward_node_argv("reset.service:=/controller/reset", "use_sim_time:=true"),
+                 env=SCRIPTED_ENV)
 
-    def node_services():
-        try:
-            return {n for n, _ in ros_node.get_service_names_and_types_by_node("reward_node", "/")}
-        except NodeNameNonExistentError:  # not discovered yet
-            return set()
+    def seen(kind, name):
+        return name in {n for n, _ in _endpoints(ros_node, "reward_node").get(kind, ())}
 
-    spin_until(ros_node, lambda: "/reward_node/set_task" in node_services(),
-               what="the node's services", processes=[node])
-    used = {
-        "publish": ros_node.get_publisher_names_and_types_by_node("reward_node", "/"),
-        "subscribe": ros_node.get_subscriber_names_and_types_by_node("reward_node", "/"),
-        "reply": ros_node.get_service_names_and_types_by_node("reward_node", "/"),
-        "request": ros_node.get_client_names_and_types_by_node("reward_node", "/"),
-    }
+    spin_until(ros_node, lambda: seen("reply", "/reward_node/set_task") and seen("subscribe", "/clock"),
+               what="the node's services and its /clock subscription", processes=[node])
+    used = _endpoints(ros_node, "reward_node")
+    assert len(used) == 4, used
     for kind, entities in used.items():
         names = {name.lstrip("/") for name, _ in entities}
         assert names and names <= allowed[kind], (kind, names - allowed[kind])
     assert node.interrupt() == 0
+
+
+def test_caller_policy_grants_what_reward_client_uses_and_no_node_control(ros_node):
+    """Check the example controller enclave: RewardClient's endpoints, no node lifecycle or parameters.
+
+    Exactly what the client uses (a simulated controller's /clock too), and none of the reward
+    node's lifecycle or parameter services. Before: no caller policy shipped, and nothing said
+    who may change the node's lifecycle state or set reward.success_bonus.
+    """
+    from rclpy.parameter import Parameter
+
+    from robo_reward_ros.client import RewardClient
+    allowed = _allowed(_policy("sros2_caller_policy.xml"), fully_qualified=True)
+    client = RewardClient(context=ros_node.context)
+    try:
+        client.node.set_parameters([Parameter("use_sim_time", value=True)])  # a simulated controller
+        name = client.node.get_name()
+        spin_until(ros_node, lambda: {"/clock", "/reward_step"} <= {
+            n for n, _ in _endpoints(ros_node, name).get("subscribe", ())},
+            what="the client's subscriptions")
+        used = {kind: {n for n, _ in entities} for kind, entities in _endpoints(ros_node, name).items()}
+    finally:
+        client.close()
+    for kind, names in used.items():
+        uncovered = {n for n in names if not any(fnmatch.fnmatchcase(n, p) for p in allowed[kind])}
+        assert not uncovered, (kind, uncovered)
+        unused = {p for p in allowed[kind] if not any(fnmatch.fnmatchcase(n, p) for n in names)}
+        assert not unused, (kind, unused)  # no right beyond what the client uses
+    assert {"/reward_node/set_task", "/reward_node/start_episode"} <= allowed["request"]
+    # The node's services that only the robot's launch enclave may call: every one the node's own
+    # policy lists, less those the client calls.
+    node_services = {"/" + s for s in _allowed(_policy("sros2_policy.xml"))["reply"]}
+    control = node_services - used["request"]
+    assert {"/reward_node/change_state", "/reward_node/set_parameters"} <= control
+    granted = {s for s in control for p in allowed["request"] | allowed["reply"]
+               if fnmatch.fnmatchcase(s, p)}
+    assert not granted, granted
 
 
 def test_a_hub_id_that_is_not_here_says_why_and_how_to_run_from_a_directory():

@@ -36,6 +36,10 @@ class ParamSpec:
 
 
 _BIG = 1e9
+# Each step's dense reward lies in [-1, 1] in every mode, an episode's return in delta mode too
+# (progress is in [0, 1]): a terminal bonus of 100 already drowns the shaping. Anything larger
+# is a typo, or a peer on the ROS graph trying to wreck training through set_parameters.
+_BONUS = 100.0
 NO_PRESET = "none"
 
 SPECS: Tuple[ParamSpec, ...] = (
@@ -149,11 +153,11 @@ SPECS: Tuple[ParamSpec, ...] = (
     ParamSpec("reward.gamma", 0.99, "discount of potential-based shaping", read_only=False,
               low=0.0, high=1.0),
     ParamSpec("reward.success_bonus", 1.0, "added when the episode succeeds", read_only=False,
-              low=-_BIG, high=_BIG),
+              low=-_BONUS, high=_BONUS),
     ParamSpec("reward.failure_bonus", -1.0, "added when a terminal failure ends the episode",
-              read_only=False, low=-_BIG, high=_BIG),
+              read_only=False, low=-_BONUS, high=_BONUS),
     ParamSpec("reward.timeout_bonus", 0.0, "added when a time limit ends the episode",
-              read_only=False, low=-_BIG, high=_BIG),
+              read_only=False, low=-_BONUS, high=_BONUS),
     # Episodes and reset.
     ParamSpec("episode_log.directory", "~/.ros/robo_reward/episodes",
               "per-episode JSON Lines logs; empty: no log"),
