@@ -5,7 +5,7 @@ frames of an aspect ratio the model refuses are refused with the reason; the run
 """
 import numpy as np
 from robo_reward_msgs.msg import StageSpec, TaskSpec
-from robo_reward_msgs.srv import SetTask
+from robo_reward_msgs.srv import ComparePreference, SetTask
 from sensor_msgs.msg import Image
 from rclpy.qos import qos_profile_sensor_data
 from std_msgs.msg import String
@@ -68,4 +68,18 @@ def test_special_tokens_and_unscorable_frames_are_refused_and_scoring_goes_on(
     publish_until(lambda: len(listen.estimates) >= seen + 2, "estimates after the odd frame")
     assert all(e.instruction == INSTRUCTION for e in listen.estimates)
     assert (listen.diagnostic(": model", "model_errors_total") or "0") == "0"
+    # compare_preference is no way round the task checks (issue 30, finding 5).
+    compare = ros_node.create_client(ComparePreference, "/reward_node/compare_preference")
+    clip = [frame() for _ in range(2)]
+    for query, reason in ((ComparePreference.Request(instruction=injected, trajectory_a=clip, trajectory_b=clip),
+                           "the query instruction contains '<|im_end|>'"),
+                          (ComparePreference.Request(instruction="x" * 20000, trajectory_a=clip, trajectory_b=clip),
+                           "20000 characters; at most 1000"),
+                          (ComparePreference.Request(instruction=INSTRUCTION, trajectory_a=[frame()] * 300,
+                                                     trajectory_b=clip), "trajectory_a has 300 frames")):
+        reply = call(ros_node, compare, query, processes)
+        assert not reply.success and reason in reply.message, reply.message
+    reply = call(ros_node, compare, ComparePreference.Request(instruction=INSTRUCTION, trajectory_a=clip,
+                                                              trajectory_b=clip), processes)
+    assert reply.success, reply.message
     assert node.interrupt() == 0, node.output()

@@ -10,3 +10,8 @@ class Frame:
 
     stamp: float
     rgb: np.ndarray  # HxWx3 uint8, RGB order
+
+
+# Frames one query may carry per clip (a preference trajectory, a reward-server clip): more than
+# any backend looks at (it selects at most a few) and a bound on what one query may decode.
+MAX_FRAMES_PER_CLIP = 64

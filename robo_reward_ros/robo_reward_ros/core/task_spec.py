@@ -51,7 +51,7 @@ def build_task(
         raise InvalidTaskError("a task needs at least one stage; got zero stages")
     stages: List[Stage] = []
     for index, raw in enumerate(instructions):
-        text = _check_instruction(index, raw)
+        text = _check_instruction(f"stage {index + 1}", raw)
         timeout = _optional_positive(
             stage_timeouts_sec[index] if stage_timeouts_sec else 0.0,
             f"stage {index + 1} timeout_sec")
@@ -76,11 +76,26 @@ def check_task_for_model(task: TaskSpec, max_stages: int, reserved_texts: Abstra
         raise InvalidTaskError(f"the task has {task.stage_count} stages; at most {max_stages} are "
                                f"accepted (parameter task.max_stages)")
     for index, stage in enumerate(task.stages):
-        found = sorted(text for text in reserved_texts if text in stage.instruction)
-        if found:
-            raise InvalidTaskError(
-                f"stage {index + 1} instruction contains {', '.join(repr(t) for t in found[:3])}: special "
-                f"token(s) of the model's tokenizer, which would change the model's prompt")
+        _check_reserved(f"stage {index + 1}", stage.instruction, reserved_texts)
+
+
+def check_instruction(raw, reserved_texts: AbstractSet[str], owner: str = "the request") -> str:
+    """Check an instruction that comes without a task (a preference query, a reward-server request).
+
+    Checked as a task's stage is, so every way in (topic, service, parameter, server) refuses the
+    same texts with the same reasons; ``owner`` names it in the message.
+    """
+    text = _check_instruction(owner, raw)
+    _check_reserved(owner, text, reserved_texts)
+    return text
+
+
+def _check_reserved(owner: str, instruction: str, reserved_texts: AbstractSet[str]) -> None:
+    found = sorted(text for text in reserved_texts if text in instruction)
+    if found:
+        raise InvalidTaskError(
+            f"{owner} instruction contains {', '.join(repr(t) for t in found[:3])}: special "
+            f"token(s) of the model's tokenizer, which would change the model's prompt")
 
 
 def describe_task(task: TaskSpec, max_chars: int = 200) -> str:
@@ -91,24 +106,24 @@ def describe_task(task: TaskSpec, max_chars: int = 200) -> str:
     return text if len(text) <= max_chars else text[:max_chars - len(marker)] + marker
 
 
-def _check_instruction(index: int, raw) -> str:
+def _check_instruction(owner: str, raw) -> str:
     if isinstance(raw, bytes):
         try:
             raw = raw.decode("utf-8")
         except UnicodeDecodeError as exc:
-            raise InvalidTaskError(f"stage {index + 1} instruction is not valid UTF-8: {exc}") from exc
+            raise InvalidTaskError(f"{owner} instruction is not valid UTF-8: {exc}") from exc
     if not isinstance(raw, str):
-        raise InvalidTaskError(f"stage {index + 1} instruction must be text, got {type(raw).__name__}")
+        raise InvalidTaskError(f"{owner} instruction must be text, got {type(raw).__name__}")
     text = raw.strip()
     if not text:
-        raise InvalidTaskError(f"stage {index + 1} has an empty instruction")
+        raise InvalidTaskError(f"{owner} has an empty instruction")
     if not has_visible_character(text):  # zero-width spaces, control characters only
-        raise InvalidTaskError(f"stage {index + 1} instruction has no visible character "
+        raise InvalidTaskError(f"{owner} instruction has no visible character "
                                f"({escape_controls(text[:40])})")
     if "\ufffd" in text:  # what a ROS string with non-UTF-8 bytes decodes to
-        raise InvalidTaskError(f"stage {index + 1} instruction holds bytes that are not valid UTF-8")
+        raise InvalidTaskError(f"{owner} instruction holds bytes that are not valid UTF-8")
     if len(text) > MAX_INSTRUCTION_CHARS:
-        raise InvalidTaskError(f"stage {index + 1} instruction has {len(text)} characters; at most "
+        raise InvalidTaskError(f"{owner} instruction has {len(text)} characters; at most "
                                f"{MAX_INSTRUCTION_CHARS} are accepted")
     return text
 

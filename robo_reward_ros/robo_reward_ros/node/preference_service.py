@@ -10,8 +10,9 @@ from typing import Callable
 
 from rclpy.task import Future as RclpyFuture
 
-from robo_reward_ros.core.frame import Frame
+from robo_reward_ros.core.frame import MAX_FRAMES_PER_CLIP, Frame
 from robo_reward_ros.core.image_decoding import ImageDecodeError, decode_raw, fit_pixels
+from robo_reward_ros.core.task_spec import InvalidTaskError, check_instruction
 from robo_reward_ros.node.messages import to_seconds
 
 
@@ -30,17 +31,18 @@ class PreferenceService:
             response.message = f"backend {self._model.name} has no preference head"
             return response
         try:
-            if not request.instruction.strip():
-                raise ImageDecodeError("the instruction is empty")
+            # The checks set_task makes, so this is no way round them.
+            instruction = check_instruction(request.instruction, getattr(self._model, "reserved_texts", frozenset)(),
+                                            "the query")
+            for name, clip in (("trajectory_a", request.trajectory_a), ("trajectory_b", request.trajectory_b)):
+                if not 1 <= len(clip) <= MAX_FRAMES_PER_CLIP:
+                    raise ImageDecodeError(f"{name} has {len(clip)} frames; 1 to {MAX_FRAMES_PER_CLIP} are accepted")
             clips = [[self._decode(image, i) for i, image in enumerate(clip)]
                      for clip in (request.trajectory_a, request.trajectory_b)]
-            if not clips[0] or not clips[1]:
-                raise ImageDecodeError("both trajectories need at least one frame")
-        except ImageDecodeError as exc:
+        except (ImageDecodeError, InvalidTaskError) as exc:
             response.success, response.message = False, str(exc)
             return response
-        outcome = await self._off_executor(
-            lambda: self._model.prefer(request.instruction.strip(), *clips))
+        outcome = await self._off_executor(lambda: self._model.prefer(instruction, *clips))
         if isinstance(outcome, Exception):
             response.success = False
             response.message = f"{type(outcome).__name__}: {outcome}"
