@@ -8,7 +8,7 @@ import urllib.error
 import urllib.request
 from typing import List
 
-from ros_fixtures import RosProcess
+from ros_fixtures import SCRIPTED_ENV, RosProcess
 
 SERVER_START_TIMEOUT_SEC = 120.0
 
@@ -19,24 +19,30 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
-def serve_argv(model_dir: str, port: int, *extra: str) -> List[str]:
-    return [sys.executable, "-m", "robo_reward_ros.cli.main", "serve", "--backend", "robometer",
+def serve_argv(model_dir: str, port: int, *extra: str, backend: str = "robometer") -> List[str]:
+    return [sys.executable, "-m", "robo_reward_ros.cli.main", "serve", "--backend", backend,
             "--model", model_dir, "--precision", "fp32", "--device", "cpu", "--port", str(port),
             "--num-cpus", "1", *extra]
 
 
-def server_info(url: str, timeout: float = 2.0):
+def server_info(url: str, timeout: float = 2.0, api_key: str = ""):
     """Return the server's /info, or None while it does not answer."""
+    headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
     try:
-        with urllib.request.urlopen(url + "/info", timeout=timeout) as response:
+        with urllib.request.urlopen(urllib.request.Request(url + "/info", headers=headers),
+                                    timeout=timeout) as response:
             return json.loads(response.read())
     except (OSError, ValueError):
         return None
 
 
 class RewardServerProcess:
-    def __init__(self, model_dir: str, log_dir: str, port: int = 0, extra_args=()) -> None:
+    """``backend="pixel_scripted"`` serves the test's scripted backend (scripted_backend.py) as a plugin."""
+
+    def __init__(self, model_dir: str, log_dir: str, port: int = 0, extra_args=(), backend: str = "robometer",
+                 api_key: str = "") -> None:
         self.model_dir, self.log_dir, self.extra_args = model_dir, log_dir, tuple(extra_args)
+        self.backend, self.api_key = backend, api_key
         self.port = port or free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.starts = 0
@@ -46,9 +52,13 @@ class RewardServerProcess:
         """Start and wait until /info answers (the replica has loaded the model)."""
         self.starts += 1
         log = os.path.join(self.log_dir, f"serve-{self.port}-{self.starts}.log")
-        self.process = RosProcess(serve_argv(self.model_dir, self.port, *self.extra_args), log)
+        extra = self.extra_args
+        if self.backend == "pixel_scripted":
+            extra += ("--plugin-modules", "scripted_backend")
+        self.process = RosProcess(serve_argv(self.model_dir, self.port, *extra, backend=self.backend), log,
+                                  env=SCRIPTED_ENV if self.backend == "pixel_scripted" else None)
         deadline = time.monotonic() + SERVER_START_TIMEOUT_SEC
-        while server_info(self.url) is None:
+        while server_info(self.url, api_key=self.api_key) is None:
             if self.process.popen.poll() is not None or time.monotonic() > deadline:
                 raise RuntimeError(f"robo-reward serve did not come up:\n{self.process.output()}")
             time.sleep(0.2)  # polling the port: the server answers when it is ready

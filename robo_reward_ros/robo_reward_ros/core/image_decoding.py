@@ -99,7 +99,7 @@ def decode_compressed(format_field: str, data, max_pixels: Optional[int] = None)
                 raise ImageDecodeError(f"{kind} holds a 16-bit or float image (mode {image.mode}); "
                                        f"unsupported, as raw 16-bit encodings are (supported: "
                                        f"{', '.join(RAW_ENCODINGS)})")
-            fitted = (_fitted_size(height, width, max_pixels)
+            fitted = (fitted_size(height, width, max_pixels)
                       if max_pixels is not None and width * height > max_pixels else None)
             if fitted is not None and kind == "jpeg":
                 image.draft("RGB", fitted)  # decode at 1/2, 1/4 or 1/8 scale, at least ``fitted``
@@ -144,7 +144,7 @@ def fit_pixels(rgb: np.ndarray, max_pixels: int) -> np.ndarray:
     return _resize_box(np.ascontiguousarray(rgb), max_pixels)
 
 
-def _fitted_size(height: int, width: int, max_pixels: int) -> Tuple[int, int]:
+def fitted_size(height: int, width: int, max_pixels: int) -> Tuple[int, int]:
     """(width, height) of the downscaled frame, as PIL's resize takes it."""
     scale = (max_pixels / float(height * width)) ** 0.5
     return max(1, int(width * scale)), max(1, int(height * scale))
@@ -154,5 +154,5 @@ def _resize_box(pixels: np.ndarray, max_pixels: int) -> np.ndarray:
     """PIL area (BOX) resampling of a contiguous HxW or HxWx3 uint8 array to the fitted size."""
     from PIL import Image
 
-    return np.asarray(Image.fromarray(pixels).resize(_fitted_size(pixels.shape[0], pixels.shape[1], max_pixels),
+    return np.asarray(Image.fromarray(pixels).resize(fitted_size(pixels.shape[0], pixels.shape[1], max_pixels),
                                                      Image.BOX))

@@ -7,17 +7,30 @@ per-episode state and runs on each robot (models/backends/remote.py).
 """
 from __future__ import annotations
 
-from typing import Any, Dict, List, Sequence, Tuple, Union
+import math
+import time
+from typing import Any, Dict, List, NamedTuple, Sequence, Tuple, Union
 
 from robo_reward_ros.models.backends.frame_selection import tail_indices
 from robo_reward_ros.models.reward_model import Frame, ModelOutput
 from robo_reward_ros.serving import wire
 
-Request = Tuple[str, List[List[Frame]]]
+
+class ScoreRequest(NamedTuple):
+    instruction: str
+    clips: List[List[Frame]]
+    deadline: float = math.inf  # time.monotonic() after which nobody waits for the answer
+
+
+class RequestExpired(RuntimeError):
+    """A request that waited past its deadline: it is not scored (it would hold the model for nobody)."""
+
+
+Request = Union[ScoreRequest, Tuple[str, List[List[Frame]]]]
 Answer = Union[List[Dict[str, Any]], Exception]
 
 
-def server_info(model, max_request_bytes: int) -> Dict[str, Any]:
+def server_info(model, max_request_bytes: int, limits: wire.DecodeLimits = wire.DecodeLimits()) -> Dict[str, Any]:
     """Describe what a remote client needs to behave as the local backend would."""
     caps = model.capabilities
     normaliser = getattr(model, "normaliser", None) if _raw_topreward(model) else None
@@ -27,6 +40,7 @@ def server_info(model, max_request_bytes: int) -> Dict[str, Any]:
             "reserved_texts": sorted(model.reserved_texts()),
             "max_aspect_ratio": getattr(model, "max_aspect_ratio", None),
             "max_request_bytes": max_request_bytes,
+            "max_frame_pixels": limits.frame_pixels, "max_request_pixels": limits.request_pixels,
             "normaliser": None if normaliser is None else {"min_span": normaliser.min_span,
                                                            "ceiling": normaliser.ceiling}}
 
@@ -45,8 +59,8 @@ def _score_one(model, instruction: str, frames: Sequence[Frame]) -> ModelOutput:
     return model.score(instruction, frames)
 
 
-def _score_request(model, request: Request) -> List[Dict[str, Any]]:
-    instruction, clips = request
+def _score_request(model, request: ScoreRequest) -> List[Dict[str, Any]]:
+    instruction, clips, _ = request
     if hasattr(model, "score_items"):
         outputs = model.score_items([(instruction, clip) for clip in clips])
     else:
@@ -56,15 +70,29 @@ def _score_request(model, request: Request) -> List[Dict[str, Any]]:
 
 def score_requests(model, requests: Sequence[Request]) -> List[Answer]:
     """One answer per request: its outputs, or the exception that request alone raised."""
+    answers: List[Answer] = [None] * len(requests)
+    now = time.monotonic()
+    live = []
+    for index, request in enumerate(ScoreRequest(*request) for request in requests):
+        if now > request.deadline:
+            answers[index] = RequestExpired("the request waited longer than its deadline for the model")
+        else:
+            live.append((index, request))
+    for index, answer in zip([i for i, _ in live], _score_live(model, [r for _, r in live])):
+        answers[index] = answer
+    return answers
+
+
+def _score_live(model, requests: Sequence[ScoreRequest]) -> List[Answer]:
     if len(requests) > 1 and hasattr(model, "score_items"):
-        items = [(instruction, clip) for instruction, clips in requests for clip in clips]
+        items = [(instruction, clip) for instruction, clips, _ in requests for clip in clips]
         try:
             outputs = [wire.output_to_json(o) for o in model.score_items(items)]
         except Exception:  # noqa: BLE001 - find out whose request it was, below
             pass
         else:
             answers: List[Answer] = []
-            for _, clips in requests:
+            for _, clips, _ in requests:
                 answers.append(outputs[:len(clips)])
                 outputs = outputs[len(clips):]
             return answers

@@ -9,16 +9,26 @@ import base64
 import io
 import math
 import urllib.parse
-from typing import Any, Dict, List, Sequence, Tuple
+from typing import AbstractSet, Any, Dict, List, NamedTuple, Sequence, Tuple
 
 import numpy as np
 
-from robo_reward_ros.core.frame import Frame
+from robo_reward_ros.core.frame import MAX_FRAMES_PER_CLIP, Frame
+from robo_reward_ros.core.image_decoding import ImageDecodeError, decode_compressed, fitted_size
+from robo_reward_ros.core.task_spec import InvalidTaskError, check_instruction
 
 DEFAULT_MAX_REQUEST_BYTES = 8 * 1024 * 1024
-MAX_FRAMES_PER_CLIP = 64
 MAX_CLIPS_PER_REQUEST = 8
-MAX_PIXELS_PER_FRAME = 16777216  # the node's cameras.max_pixels upper bound
+MAX_PIXELS_PER_FRAME = 16777216  # the largest size a frame may declare: the node's cameras.max_pixels bound
+# Decoded size of a frame: the node's default cameras.max_pixels (224 x 224), so a robot's frames
+# arrive as it sent them; larger ones are decoded straight to this size (JPEG draft mode).
+DEFAULT_MAX_FRAME_PIXELS = 50176
+# Decoded pixels one request may hold: eight cameras of a 32-frame window (the node's default).
+DEFAULT_MAX_REQUEST_PIXELS = 256 * DEFAULT_MAX_FRAME_PIXELS
+# Entropy-coded data takes at least one bit per 8x8 block of the first component: a JPEG that
+# declares more pixels than this per byte is truncated or forged (a few hundred bytes claiming
+# 4096 x 4096, which the decoder would fill in grey).
+MAX_PIXELS_PER_JPEG_BYTE = 8 * 64
 JPEG_QUALITY = 90
 
 
@@ -47,28 +57,63 @@ def encode_jpeg(rgb: np.ndarray, quality: int = JPEG_QUALITY) -> str:
     return base64.b64encode(buffer.getvalue()).decode("ascii")
 
 
-def decode_jpeg(text: str) -> np.ndarray:
-    """Decode one frame; refuses anything but a bounded RGB JPEG."""
+class DecodeLimits(NamedTuple):
+    """What a server decodes at most: per frame (larger frames are downscaled) and per request (refused)."""
+
+    frame_pixels: int = DEFAULT_MAX_FRAME_PIXELS
+    request_pixels: int = DEFAULT_MAX_REQUEST_PIXELS
+
+
+class TooManyPixels(WireError):
+    """A request that would decode to more pixels than the server holds for one (413)."""
+
+
+class _EncodedFrame(NamedTuple):
+    stamp: float
+    data: bytes
+    decoded_pixels: int
+
+
+def _read_jpeg_header(text: str, frame_pixels: int) -> Tuple[bytes, int]:
+    """Return the JPEG bytes and the pixels they decode to at most ``frame_pixels``; nothing decoded yet."""
     from PIL import Image
     try:
         data = base64.b64decode(text, validate=True)
         with Image.open(io.BytesIO(data)) as image:
             if image.format != "JPEG":
                 raise WireError(f"a frame must be a JPEG, got {image.format}")
-            if image.width * image.height > MAX_PIXELS_PER_FRAME:
-                raise WireError(f"a frame of {image.width}x{image.height} exceeds {MAX_PIXELS_PER_FRAME} pixels")
-            return np.asarray(image.convert("RGB"), dtype=np.uint8)
+            width, height = image.size
     except WireError:
         raise
-    except Exception as exc:  # binascii.Error, PIL.UnidentifiedImageError, truncated data
+    except Exception as exc:  # binascii.Error, PIL.UnidentifiedImageError, a cut header
         raise WireError(f"a frame is not a decodable JPEG: {type(exc).__name__}: {exc}") from None
+    if width * height > MAX_PIXELS_PER_FRAME:
+        raise WireError(f"a frame of {width}x{height} exceeds {MAX_PIXELS_PER_FRAME} pixels")
+    if width * height > MAX_PIXELS_PER_JPEG_BYTE * len(data):
+        raise WireError(f"a frame declares {width}x{height} pixels, more than its {len(data)} bytes can "
+                        "encode: truncated or forged")
+    fitted = fitted_size(height, width, frame_pixels) if width * height > frame_pixels else (width, height)
+    return data, fitted[0] * fitted[1]
+
+
+def decode_jpeg(text: str, frame_pixels: int = DEFAULT_MAX_FRAME_PIXELS) -> np.ndarray:
+    """Decode one frame to at most ``frame_pixels``; refuses anything but a whole RGB JPEG."""
+    data, _ = _read_jpeg_header(text, frame_pixels)
+    return _decode(data, frame_pixels)
+
+
+def _decode(data: bytes, frame_pixels: int) -> np.ndarray:
+    try:
+        return decode_compressed("jpeg", data, max_pixels=frame_pixels)
+    except ImageDecodeError as exc:
+        raise WireError(f"a frame is not a decodable JPEG: {exc}") from None
 
 
 def encode_clip(frames: Sequence[Frame], quality: int = JPEG_QUALITY) -> List[Dict[str, Any]]:
     return [{"stamp": float(f.stamp), "jpeg": encode_jpeg(f.rgb, quality)} for f in frames]
 
 
-def decode_clip(items: Any) -> List[Frame]:
+def _read_clip(items: Any, frame_pixels: int) -> List[_EncodedFrame]:
     if not isinstance(items, list) or not 1 <= len(items) <= MAX_FRAMES_PER_CLIP:
         raise WireError(f"a clip must be a list of 1..{MAX_FRAMES_PER_CLIP} frames")
     frames = []
@@ -78,31 +123,48 @@ def decode_clip(items: Any) -> List[Frame]:
         stamp = item.get("stamp")
         if isinstance(stamp, bool) or not isinstance(stamp, (int, float)) or not math.isfinite(stamp):
             raise WireError("a frame's stamp must be a finite number")
-        frames.append(Frame(stamp=float(stamp), rgb=decode_jpeg(item["jpeg"])))
+        frames.append(_EncodedFrame(float(stamp), *_read_jpeg_header(item["jpeg"], frame_pixels)))
     return frames
 
 
-def _instruction(body: Dict[str, Any]) -> str:
-    instruction = body.get("instruction")
-    if not isinstance(instruction, str) or not instruction.strip() or len(instruction) > 4096:
-        raise WireError("'instruction' must be a non-empty string of at most 4096 characters")
-    return instruction
+def _decode_clips(clips: Sequence[Any], limits: DecodeLimits) -> List[List[Frame]]:
+    """Check every frame's header and the request's pixel total, then decode (nothing big before)."""
+    encoded = [_read_clip(clip, limits.frame_pixels) for clip in clips]
+    total = sum(frame.decoded_pixels for clip in encoded for frame in clip)
+    if total > limits.request_pixels:
+        raise TooManyPixels(f"the request decodes to {total} pixels, over the server's {limits.request_pixels} "
+                            "(fewer frames or cameras per request)")
+    return [[Frame(f.stamp, _decode(f.data, limits.frame_pixels)) for f in clip] for clip in encoded]
 
 
-def parse_score_request(body: Any) -> Tuple[str, List[List[Frame]]]:
-    """``{"instruction": str, "clips": [[frame, ...], ...]}`` -> instruction and decoded clips."""
+def _instruction(body: Dict[str, Any], reserved_texts: AbstractSet[str]) -> str:
+    try:
+        return check_instruction(body.get("instruction"), reserved_texts, "the request")
+    except InvalidTaskError as exc:
+        raise WireError(str(exc)) from None
+
+
+def parse_score_request(body: Any, reserved_texts: AbstractSet[str] = frozenset(),
+                        limits: DecodeLimits = DecodeLimits()) -> Tuple[str, List[List[Frame]]]:
+    """``{"instruction": str, "clips": [[frame, ...], ...]}`` -> instruction and decoded clips.
+
+    The instruction is checked as the node checks a task's (the same reserved texts refused).
+    """
     if not isinstance(body, dict):
         raise WireError("the request body must be a JSON object")
     clips = body.get("clips")
     if not isinstance(clips, list) or not 1 <= len(clips) <= MAX_CLIPS_PER_REQUEST:
         raise WireError(f"'clips' must be a list of 1..{MAX_CLIPS_PER_REQUEST} clips")
-    return _instruction(body), [decode_clip(clip) for clip in clips]
+    return _instruction(body, reserved_texts), _decode_clips(clips, limits)
 
 
-def parse_prefer_request(body: Any) -> Tuple[str, List[Frame], List[Frame]]:
+def parse_prefer_request(body: Any, reserved_texts: AbstractSet[str] = frozenset(),
+                         limits: DecodeLimits = DecodeLimits()) -> Tuple[str, List[Frame], List[Frame]]:
     if not isinstance(body, dict):
         raise WireError("the request body must be a JSON object")
-    return _instruction(body), decode_clip(body.get("clip_a")), decode_clip(body.get("clip_b"))
+    instruction = _instruction(body, reserved_texts)
+    clip_a, clip_b = _decode_clips([body.get("clip_a"), body.get("clip_b")], limits)
+    return instruction, clip_a, clip_b
 
 
 def _numbers(values: Any) -> List[float]:
