@@ -35,8 +35,10 @@ class PreferenceService:
             instruction = check_instruction(request.instruction, getattr(self._model, "reserved_texts", frozenset)(),
                                             "the query")
             for name, clip in (("trajectory_a", request.trajectory_a), ("trajectory_b", request.trajectory_b)):
-                if not 1 <= len(clip) <= MAX_FRAMES_PER_CLIP:
-                    raise ImageDecodeError(f"{name} has {len(clip)} frames; 1 to {MAX_FRAMES_PER_CLIP} are accepted")
+                if not clip:
+                    raise ImageDecodeError(f"{name} is empty: a clip needs at least one frame")
+                if len(clip) > MAX_FRAMES_PER_CLIP:
+                    raise ImageDecodeError(f"{name} has {len(clip)} frames; at most {MAX_FRAMES_PER_CLIP} are accepted")
             clips = [[self._decode(image, i) for i, image in enumerate(clip)]
                      for clip in (request.trajectory_a, request.trajectory_b)]
         except (ImageDecodeError, InvalidTaskError) as exc:
