@@ -92,13 +92,18 @@ def is_loopback(host: str) -> bool:
         return host == "localhost"
 
 
+def ray_auth_mode() -> str:
+    """Ray's auth mode as the environment sets it; Ray 2.60's default is token."""
+    return os.environ.get("RAY_AUTH_MODE", "token").strip().lower()
+
+
 def check_access(args: argparse.Namespace) -> str:
     """Return the API key to require ('' for none); refuse an open port beyond loopback and Ray without its token."""
     api_key = read_api_key(args.api_key_file or None)
     if not api_key and not is_loopback(args.host) and not args.no_api_key:
         raise ValueError(f"--host {args.host} reaches beyond this machine: give the robots' key with "
                          f"--api-key-file (or ${KEY_FILE_ENV}), or say --no-api-key")
-    mode = os.environ.get("RAY_AUTH_MODE", "token").strip().lower()
+    mode = ray_auth_mode()
     if mode != "token" and not args.allow_ray_without_auth:
         raise ValueError(f"RAY_AUTH_MODE={mode} switches off the token that guards Ray's own ports (they listen "
                          "on every interface): unset it, or say --allow-ray-without-auth")
@@ -107,7 +112,7 @@ def check_access(args: argparse.Namespace) -> str:
 
 def prepare_ray_token() -> None:
     """Ray's token mode, with its default token file readable by this user alone (Ray writes it 644)."""
-    if os.environ.get("RAY_AUTH_MODE", "token").strip().lower() != "token":
+    if ray_auth_mode() != "token":
         return
     os.environ["RAY_AUTH_MODE"] = "token"
     if os.environ.get("RAY_AUTH_TOKEN") or os.environ.get("RAY_AUTH_TOKEN_PATH"):

@@ -13,6 +13,7 @@ from typing import Mapping, Optional
 KEY_ENV = "ROBO_REWARD_API_KEY"
 KEY_FILE_ENV = "ROBO_REWARD_API_KEY_FILE"
 MIN_KEY_CHARS = 16
+MAX_KEY_CHARS = 4096
 
 
 class ApiKeyError(ValueError):
@@ -37,7 +38,7 @@ def _read_key_file(path: str) -> str:
             if mode & (stat.S_IRWXG | stat.S_IRWXO):
                 raise ApiKeyError(f"API key file {path} can be read by other users (mode {stat.S_IMODE(mode):o}): "
                                   f"chmod 600 {path}")
-            raw = handle.read(4097)
+            raw = handle.read(MAX_KEY_CHARS + 1)
     except OSError as exc:
         raise ApiKeyError(f"cannot read the API key file {path}: {exc.strerror}") from None
     try:
@@ -49,6 +50,6 @@ def _read_key_file(path: str) -> str:
 
 
 def _check_key(key: str, where: str) -> None:
-    if len(key) < MIN_KEY_CHARS or len(key) > 4096 or not key.isprintable() or any(c.isspace() for c in key):
-        raise ApiKeyError(f"{where}: a key must be {MIN_KEY_CHARS} to 4096 printable characters without spaces "
-                          "(e.g. `openssl rand -hex 32`)")
+    if not MIN_KEY_CHARS <= len(key) <= MAX_KEY_CHARS or not key.isprintable() or any(c.isspace() for c in key):
+        raise ApiKeyError(f"{where}: a key must be {MIN_KEY_CHARS} to {MAX_KEY_CHARS} printable characters "
+                          "without spaces (e.g. `openssl rand -hex 32`)")

@@ -25,6 +25,9 @@ class ScoreRequest(NamedTuple):
 class RequestExpired(RuntimeError):
     """A request that waited past its deadline: it is not scored (it would hold the model for nobody)."""
 
+    def __init__(self, message: str = "the request waited longer than its deadline for the model") -> None:
+        super().__init__(message)
+
 
 Request = Union[ScoreRequest, Tuple[str, List[List[Frame]]]]
 Answer = Union[List[Dict[str, Any]], Exception]
@@ -75,7 +78,7 @@ def score_requests(model, requests: Sequence[Request]) -> List[Answer]:
     live = []
     for index, request in enumerate(ScoreRequest(*request) for request in requests):
         if now > request.deadline:
-            answers[index] = RequestExpired("the request waited longer than its deadline for the model")
+            answers[index] = RequestExpired()
         else:
             live.append((index, request))
     for index, answer in zip([i for i, _ in live], _score_live(model, [r for _, r in live])):

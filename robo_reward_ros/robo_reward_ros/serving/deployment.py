@@ -104,7 +104,7 @@ class RewardServer:
     def _prefer(self, deadline: float, instruction, clip_a, clip_b) -> float:
         with self._model_lock:
             if time.monotonic() > deadline:
-                raise RequestExpired("the request waited longer than its deadline for the model")
+                raise RequestExpired()
             return float(self.model.prefer(instruction, clip_a, clip_b))
 
     @serve.batch(max_batch_size=8, batch_wait_timeout_s=0.005)
