@@ -31,9 +31,9 @@ GPU_RESULT = os.path.join(common.HERE, "results", "gpu", "real_arch_gpu_bf16_nf4
 
 def make_bags(root, count, frames):
     from robo_reward_ros.core.frame import Frame
-    from robo_reward_ros.evaluation.episode import Episode, FrameTruth
-    from robo_reward_ros.evaluation.episode_bag import write_episode_bag
-    from robo_reward_ros.evaluation.synthetic_scene import render_scene, scene_progress
+    from robo_reward_ros.recordings.episode import Episode, FrameTruth
+    from robo_reward_ros.recordings.episode_bag import write_episode_bag
+    from robo_reward_ros.simulation.synthetic_scene import render_scene, scene_progress
     bags = []
     for k in range(count):
         shown = [Frame(round(0.1 * i, 6), render_scene(i + k, 320, 240, frames)) for i in range(frames)]
@@ -47,7 +47,7 @@ def make_bags(root, count, frames):
 
 def ray_run(values, bags, out, reading, key, workers):
     """Replay on Ray with ``workers``; return wall seconds, the arrival time of each result, and the traces."""
-    from robo_reward_ros.evaluation.ray_replay import RayOptions, replay_bags_on_ray
+    from robo_reward_ros.replay.ray_replay import RayOptions, replay_bags_on_ray
     arrivals = []
     start = time.perf_counter()
     done, _ = replay_bags_on_ray(values, bags, out, reading, key, True, False, RayOptions(workers=workers),
@@ -83,11 +83,11 @@ def main(argv=None) -> int:
     common.use_source_tree()
     # Ray's workers are started with this environment: they import this checkout too.
     os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (common.PACKAGE_ROOT, os.environ.get("PYTHONPATH")) if p)
-    from robo_reward_ros.evaluation.bag_replay import replay_bags
-    from robo_reward_ros.evaluation.ray_replay import RayOptions, ray_runtime
-    from robo_reward_ros.evaluation.recording import RecordingOptions
-    from robo_reward_ros.evaluation.replay import OfflineReplay, node_parameter_values
-    from robo_reward_ros.evaluation.scored_episodes import run_key
+    from robo_reward_ros.replay.bag_replay import replay_bags
+    from robo_reward_ros.replay.ray_replay import RayOptions, ray_runtime
+    from robo_reward_ros.recordings.robot_recording import RecordingOptions
+    from robo_reward_ros.replay.offline_replay import OfflineReplay, node_parameter_values
+    from robo_reward_ros.replay.scored_episodes import run_key
     from robo_reward_ros.models.testing.tiny_checkpoints import build_robometer
 
     load_before = os.getloadavg()  # a shared machine: other work competes for the two cores

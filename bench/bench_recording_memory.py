@@ -29,8 +29,8 @@ DISTINCT_FRAMES = 120  # frames are cycled: content does not change what is held
 CHILD = r"""
 import json, resource, sys, time
 sys.path.insert(0, sys.argv[1])
-from robo_reward_ros.evaluation.recording import RecordingOptions
-from robo_reward_ros.evaluation.replay_run import run_replay
+from robo_reward_ros.recordings.robot_recording import RecordingOptions
+from robo_reward_ros.replay.replay_run import run_replay
 started = time.monotonic()
 summary = run_replay([sys.argv[2]], sys.argv[3], model=sys.argv[4], params=json.loads(sys.argv[5]),
                      reading=RecordingOptions(camera_topics=("/camera/color/image_raw/compressed"
@@ -112,7 +112,7 @@ def main(argv=None) -> int:
     common.use_source_tree()
     source = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "robo_reward_ros")
     if not args.model:
-        from robo_reward_ros.evaluation.demo_assets import demo_checkpoint
+        from robo_reward_ros.simulation.demo_assets import demo_checkpoint
         args.model = demo_checkpoint(print)
     rows, results = [], []
     with tempfile.TemporaryDirectory(dir=args.work) as work:

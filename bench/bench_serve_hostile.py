@@ -35,7 +35,7 @@ sys.path.insert(0, os.path.join(PACKAGE_ROOT, "test"))
 import numpy as np  # noqa: E402
 
 from robo_reward_ros.models.reward_model import Frame  # noqa: E402
-from robo_reward_ros.serving import wire  # noqa: E402
+from robo_reward_ros.models.remote import wire  # noqa: E402
 
 FORGED_PEERS = 20
 SLOW_PEERS = 24

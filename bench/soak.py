@@ -29,9 +29,9 @@ from robo_reward_msgs.srv import SetTask
 from sensor_msgs.msg import Image
 from std_srvs.srv import Trigger
 
-from robo_reward_ros.evaluation.synthetic_scene import render_scene
-from robo_reward_ros.evaluation.live_replay import stop_process
-from robo_reward_ros.evaluation.demo_assets import demo_checkpoint
+from robo_reward_ros.simulation.synthetic_scene import render_scene
+from robo_reward_ros.node.node_process import stop_process
+from robo_reward_ros.simulation.demo_assets import demo_checkpoint
 from robo_reward_ros.node.qos_profiles import EVENTS_QOS, LATCHED_LISTENER_QOS
 from robo_reward_ros.node.messages import to_time
 from soak_schedule import run_schedule, wait_until_serving

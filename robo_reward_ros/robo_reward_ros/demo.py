@@ -24,25 +24,8 @@ import sys
 import time
 from typing import List
 
-# A success (progress rises), a dropped puck (a failure to catch), a two-stage task (a stage advance).
-DEMO_SCENARIOS = ("pick_place_expert", "pick_place_dropped", "drawer_open_then_close")
-# Rules for 10-second clips (the node's defaults suit minutes-long episodes): see the README.
-DEMO_PARAMETERS = {"failure.stall_window_sec": 4.0, "failure.low_progress_grace_sec": 5.0,
-                   "inference.rate_hz": 2.0}
-# The random model's success head sits near 0.7: a higher threshold keeps it from declaring
-# every episode a success at once.
-RANDOM_MODEL_PARAMETERS = {**DEMO_PARAMETERS, "success.threshold": 0.9}
-ROBOT_LINE = ("ros2 launch robo_reward_ros reward.launch.py camera_topics:=/camera/color/image_raw "
-              "instruction:=\"pick up the red block\"   # model_preset robometer-4b-nf4 (default)")
-
-
-def installed_executable(name: str) -> str:
-    """Path of an executable this package installs (lib/robo_reward_ros/NAME)."""
-    from ament_index_python.packages import get_package_prefix
-    path = os.path.join(get_package_prefix("robo_reward_ros"), "lib", "robo_reward_ros", name)
-    if not os.access(path, os.X_OK):
-        raise FileNotFoundError(f"{path} is missing: build the workspace first (scripts/setup.sh)")
-    return path
+from robo_reward_ros.simulation.demo_assets import (DEMO_PARAMETERS, DEMO_SCENARIOS,
+                                                    RANDOM_MODEL_PARAMETERS, ROBOT_LINE)
 
 
 def parse_args(argv: List[str]) -> argparse.Namespace:
@@ -68,7 +51,7 @@ def parse_args(argv: List[str]) -> argparse.Namespace:
 
 def main(argv: List[str] = None) -> int:
     args = parse_args(sys.argv[1:] if argv is None else argv)
-    from robo_reward_ros.evaluation import demo_assets
+    from robo_reward_ros.simulation import demo_assets
     from robo_reward_ros.models.loading.bundled_demo import trained_demo_checkpoint
     say = lambda text: print(f"demo: {text}", flush=True)  # noqa: E731
     model, tiny = args.model, False
@@ -96,22 +79,23 @@ def run(model: str, bags: List[str], out: str, duration: float, tiny: bool, para
     from diagnostic_msgs.msg import DiagnosticArray
     from robo_reward_msgs.msg import FailureEvent, RewardEstimate, TaskState
     from robo_reward_ros.demo_console import DemoConsole
-    from robo_reward_ros.evaluation.episode_bag import read_episode_bag
-    from robo_reward_ros.evaluation.live_replay import node_argv, stop_process
-    from robo_reward_ros.evaluation.replay import node_parameter_values
+    from robo_reward_ros.recordings.episode_bag import read_episode_bag
+    from robo_reward_ros.node.node_process import (installed_executable, node_argv, start_process,
+                                                   stop_process)
+    from robo_reward_ros.replay.offline_replay import node_parameter_values
     from robo_reward_ros.node.qos_profiles import LATCHED_LISTENER_QOS
     os.makedirs(out, exist_ok=True)
     values = node_parameter_values(model, overrides={
         **(DEMO_PARAMETERS if parameters is None else parameters),
         "episode_log.directory": os.path.join(out, "episode-logs")})
-    with open(os.path.join(out, "reward_node.log"), "wb") as node_log:
-        children = [
-            subprocess.Popen(node_argv(installed_executable("reward_node"), values),
-                             stdout=node_log, stderr=subprocess.STDOUT),
-            subprocess.Popen([sys.executable, "-m", "robo_reward_ros.evaluation.live_replay",
-                              "--rate-hz", str(values["inference.rate_hz"])]
-                             + ([] if verbose else ["--quiet"]) + bags),
-        ]
+    children = [
+        # In the terminal's process group: a Ctrl-C reaches the node as it would reach a launch.
+        start_process(node_argv(installed_executable("reward_node"), values),
+                      os.path.join(out, "reward_node.log"), own_group=False),
+        subprocess.Popen([sys.executable, "-m", "robo_reward_ros.node.live_replay",
+                          "--rate-hz", str(values["inference.rate_hz"])]
+                         + ([] if verbose else ["--quiet"]) + bags),
+    ]
     print(f"demo: started reward_node (log {out}/reward_node.log) and a camera playing "
           f"{len(bags)} episode(s); the node loads its model first", flush=True)
     episodes = [read_episode_bag(bag) for bag in bags]  # while the node loads its model
@@ -159,16 +143,16 @@ def summary(out: str) -> str:
     """Return the end-of-demo table: eval's own per-episode figures, from the files just written."""
     from robo_reward_ros.evaluation.report import decisions_table
     from robo_reward_ros.evaluation.scoring import episode_rows
-    from robo_reward_ros.evaluation.trace import read_replay
+    from robo_reward_ros.recordings.trace import read_replay
     return ("demo: summary (episode times in s; what robo-reward eval computes from "
             f"{out}):\n{decisions_table(episode_rows(read_replay(out)))}")
 
 
 def _write_outputs(bags: List[str], episodes, seen, out: str, tiny: bool) -> List[str]:
     """Per-episode traces (estimates, events, truth) and plots from what the node published."""
-    from robo_reward_ros.evaluation.replay_run import write_plots
-    from robo_reward_ros.evaluation.live_replay import trace_from_messages
-    from robo_reward_ros.evaluation.trace import write_traces
+    from robo_reward_ros.replay.replay_run import write_plots
+    from robo_reward_ros.node.live_replay import trace_from_messages
+    from robo_reward_ros.recordings.trace import write_traces
     traces = []
     for bag, episode in zip(bags, episodes):
         mine = [m for m in seen["estimates"] if m.episode_id == episode.name]

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import os
 import signal
-import subprocess
 import sys
 import time
 from typing import Callable, List, Optional
@@ -19,33 +18,24 @@ PACKAGE_ROOT = os.path.dirname(TEST_DIR)
 DISCOVERY_TIMEOUT_SEC = 30.0
 
 
-def installed_prefix() -> str:
-    """Install prefix of the built robo_reward_ros (the colcon install base)."""
-    from ament_index_python.packages import PackageNotFoundError, get_package_prefix
-    try:
-        return get_package_prefix("robo_reward_ros")
-    except (PackageNotFoundError, KeyError) as exc:
-        pytest.fail(f"robo_reward_ros is not built/installed ({exc}); run scripts/setup.sh "
-                    "and set AMENT_PREFIX_PATH (scripts/env.sh does)")
-
-
 def installed_executable(name: str) -> str:
-    path = os.path.join(installed_prefix(), "lib", "robo_reward_ros", name)
-    assert os.access(path, os.X_OK), f"{path} is not installed"
-    return path
+    """Return the package's own executable, as the node's users start it (node/node_process.py)."""
+    from robo_reward_ros.node.node_process import installed_executable as find
+    try:
+        return find(name)
+    except FileNotFoundError as exc:
+        pytest.fail(f"{exc} (scripts/env.sh sets AMENT_PREFIX_PATH)")
 
 
 class RosProcess:
     """A child process whose output goes to a file, so a failing test can show it."""
 
     def __init__(self, argv: List[str], log_path: str, env: Optional[dict] = None) -> None:
+        from robo_reward_ros.node.node_process import start_process
         self.argv = argv
         self.log_path = log_path
-        self._log = open(log_path, "wb")
         # Own process group, so kill() also stops what it started (a launch file's nodes).
-        self.popen = subprocess.Popen(argv, stdout=self._log, stderr=subprocess.STDOUT,
-                                      start_new_session=True,
-                                      env=None if env is None else {**os.environ, **env})
+        self.popen = start_process(argv, log_path, env)
 
     def output(self) -> str:
         with open(self.log_path, "rb") as handle:
@@ -55,10 +45,7 @@ class RosProcess:
         """SIGINT, as Ctrl-C or ros2 launch would send; returns the exit code."""
         if self.popen.poll() is None:
             self.popen.send_signal(signal.SIGINT)
-        try:
-            return self.popen.wait(timeout=timeout)
-        finally:
-            self._log.close()
+        return self.popen.wait(timeout=timeout)
 
     def kill(self) -> None:
         try:
@@ -66,7 +53,6 @@ class RosProcess:
         except ProcessLookupError:
             pass
         self.popen.wait()
-        self._log.close()
 
 
 @pytest.fixture

@@ -38,7 +38,7 @@ def _summary_rows(stdout):
 
 def test_demo_streams_sim_and_real_episodes_and_writes_logs_and_plots(tmp_path):
     pytest.importorskip("rosbags", reason="rosbags is not installed")
-    from robo_reward_ros.evaluation.demo_assets import robot_clips_dir
+    from robo_reward_ros.simulation.demo_assets import robot_clips_dir
     clips = 1 if robot_clips_dir() else 0
     scenarios = ["pick_place_dropped"] + ([] if clips else ["pick_place_expert"])
     out = tmp_path / "out"

@@ -14,7 +14,7 @@ from robo_reward_msgs.msg import FailureEvent, RewardEstimate, TaskState  # noqa
 
 from robo_reward_ros.core.frame import Frame  # noqa: E402
 from robo_reward_ros.demo_console import DemoConsole  # noqa: E402
-from robo_reward_ros.evaluation.episode import Episode, FrameTruth  # noqa: E402
+from robo_reward_ros.recordings.episode import Episode, FrameTruth  # noqa: E402
 
 BASE = 1000.0  # the camera's clock when an episode's first frame was sent
 

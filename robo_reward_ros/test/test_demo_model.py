@@ -34,7 +34,7 @@ def test_demo_model_is_small_enough_to_commit():
 
 def test_progress_rises_on_a_held_out_success_and_falls_when_the_puck_is_dropped(demo_model):
     pytest.importorskip("metaworld", reason="metaworld is not installed")
-    from robo_reward_ros.evaluation.metaworld_episodes import generate_episode, scenario_by_name
+    from robo_reward_ros.simulation.metaworld_episodes import generate_episode, scenario_by_name
     expert = progress_curve(demo_model, generate_episode(scenario_by_name("pick_place_expert"), 100, 224))
     dropped = progress_curve(demo_model, generate_episode(scenario_by_name("pick_place_dropped"), 100, 224))
     assert expert[-1] > 0.6 and expert[-1] > expert[0] + 0.4, expert

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from robo_reward_ros.core.frame import Frame
-from robo_reward_ros.evaluation.episode import Episode, FrameTruth
+from robo_reward_ros.recordings.episode import Episode, FrameTruth
 
 pytest.importorskip("rosbags", reason="rosbags is not installed")
 
@@ -20,7 +20,7 @@ def _episode():
 
 
 def test_bag_round_trip_keeps_frames_truth_and_metadata(tmp_path):
-    from robo_reward_ros.evaluation.episode_bag import read_episode_bag, write_episode_bag
+    from robo_reward_ros.recordings.episode_bag import read_episode_bag, write_episode_bag
     episode = _episode()
     path = write_episode_bag(episode, str(tmp_path / "bag"))
     assert list((tmp_path / "bag").glob("*.mcap")), "the bag is not MCAP"
@@ -39,7 +39,7 @@ def test_bag_is_a_plain_ros2_bag(tmp_path):
     Checked with rosbags' reader: topics, types, counts.
     """
     from rosbags.rosbag2 import Reader
-    from robo_reward_ros.evaluation.episode_bag import write_episode_bag
+    from robo_reward_ros.recordings.episode_bag import write_episode_bag
     path = write_episode_bag(_episode(), str(tmp_path / "bag"))
     with Reader(path) as reader:
         topics = {c.topic: (c.msgtype, c.msgcount) for c in reader.connections}
@@ -52,13 +52,13 @@ def test_bag_is_a_plain_ros2_bag(tmp_path):
 @pytest.fixture(scope="module")
 def metaworld_available():
     # Before mujoco's first import: it picks the (headless) GL backend then.
-    import robo_reward_ros.evaluation.metaworld_episodes  # noqa: F401
+    import robo_reward_ros.simulation.metaworld_episodes  # noqa: F401
     pytest.importorskip("metaworld", reason="metaworld is not installed")
     pytest.importorskip("mujoco", reason="mujoco is not installed")
 
 
 def test_dropped_puck_episode_has_its_failure_labelled(metaworld_available):
-    from robo_reward_ros.evaluation.metaworld_episodes import generate_episode, scenario_by_name
+    from robo_reward_ros.simulation.metaworld_episodes import generate_episode, scenario_by_name
     episode = generate_episode(scenario_by_name("pick_place_dropped"), steps=70, size=48)
     assert len(episode.frames) == 70 and episode.frames[0].rgb.shape == (48, 48, 3)
     assert episode.stamps[1] - episode.stamps[0] == pytest.approx(0.1)
@@ -70,7 +70,7 @@ def test_dropped_puck_episode_has_its_failure_labelled(metaworld_available):
 
 
 def test_two_stage_episode_switches_stage_after_the_first_success(metaworld_available):
-    from robo_reward_ros.evaluation.metaworld_episodes import generate_episode, scenario_by_name
+    from robo_reward_ros.simulation.metaworld_episodes import generate_episode, scenario_by_name
     episode = generate_episode(scenario_by_name("drawer_open_then_close"), steps=200, size=32)
     stages = [row.stage for row in episode.truth]
     switch = stages.index(1)

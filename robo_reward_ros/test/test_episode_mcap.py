@@ -20,8 +20,8 @@ SCRIPTED = dict(model="scripted", backend="pixel_scripted", plots=False, progres
 
 @pytest.fixture(scope="module")
 def replayed(tmp_path_factory):
-    from robo_reward_ros.evaluation.recording import RecordingOptions
-    from robo_reward_ros.evaluation.replay_run import run_replay
+    from robo_reward_ros.recordings.robot_recording import RecordingOptions
+    from robo_reward_ros.replay.replay_run import run_replay
     root = tmp_path_factory.mktemp("mcap")
     bag = write_recording(str(root / "robot"), {WRIST: "jpeg", SCENE: "bgr8"},
                           [("pick up the cup", ramp(40, 1.0, 30)), ("open the drawer", [(0.3, 0.05)] * 40)])
@@ -33,7 +33,7 @@ def replayed(tmp_path_factory):
 
 def _messages(path):
     from rosbags.rosbag2 import Reader
-    from robo_reward_ros.evaluation.episode_mcap import typestore_with_messages
+    from robo_reward_ros.recordings.episode_mcap import typestore_with_messages
     store = typestore_with_messages()
     with Reader(path) as reader:
         return [(c.topic, t, raw, store.deserialize_cdr(raw, c.msgtype)) for c, t, raw in reader.messages()]
@@ -90,7 +90,7 @@ def test_the_mcap_opens_with_the_plain_mcap_reader(replayed):
 
 def test_replay_writes_a_foxglove_layout_for_its_cameras_and_its_panels_render(replayed, tmp_path):
     from robo_reward_ros.cli.render_layout import main
-    from robo_reward_ros.evaluation.foxglove_layout import panels
+    from robo_reward_ros.visualisation.foxglove_layout import panels
     _, out, summary = replayed
     with open(summary["layout"]) as handle:
         layout = json.load(handle)
@@ -104,7 +104,7 @@ def test_replay_writes_a_foxglove_layout_for_its_cameras_and_its_panels_render(r
 
 
 def test_the_shipped_layout_is_what_make_layout_builds_for_the_nodes_default_camera():
-    from robo_reward_ros.evaluation.foxglove_layout import make_layout
+    from robo_reward_ros.visualisation.foxglove_layout import make_layout
     config = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "config", "foxglove")
     with open(os.path.join(config, "reward_node.json")) as handle:
         assert json.load(handle) == make_layout(["/camera/image_raw"], ["camera/image_raw"])

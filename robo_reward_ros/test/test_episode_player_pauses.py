@@ -1,7 +1,7 @@
 """The demo's camera between episodes: its pauses are not camera faults, a real silence still is.
 
 Issue 18: the demo reported a stale camera between its own episodes. The camera process
-(evaluation/live_replay.py's EpisodePlayer) publishes an episode's last frame, then waits for the
+(node/live_replay.py's EpisodePlayer) publishes an episode's last frame, then waits for the
 node's estimate of it before the next episode's set_task ends the episode. Scoring that last
 window takes a step period plus the model's latency, which on a busy CPU is longer than the
 node's stale limit (2 s): the node saw a camera fall silent while an episode ran. Here a real
@@ -19,8 +19,8 @@ from ros_fixtures import SCRIPTED_ENV, reward_node_argv  # noqa: E402
 from scripted_backend import painted  # noqa: E402
 
 from robo_reward_ros.core.frame import Frame  # noqa: E402
-from robo_reward_ros.evaluation.episode import Episode  # noqa: E402
-from robo_reward_ros.evaluation.live_replay import EpisodePlayer  # noqa: E402
+from robo_reward_ros.recordings.episode import Episode  # noqa: E402
+from robo_reward_ros.node.live_replay import EpisodePlayer  # noqa: E402
 
 SLOWER_THAN_STALE_LIMIT_SEC = 2.5  # the node's cameras.stale_after_sec stays at its default, 2.0
 

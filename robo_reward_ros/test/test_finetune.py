@@ -13,8 +13,8 @@ pytest.importorskip("rosbags", reason="rosbags is not installed")
 pytest.importorskip("accelerate", reason="accelerate is not installed")
 
 from robo_reward_ros.core.frame import Frame  # noqa: E402
-from robo_reward_ros.evaluation.episode import Episode, FrameTruth  # noqa: E402
-from robo_reward_ros.evaluation.episode_bag import write_episode_bag  # noqa: E402
+from robo_reward_ros.recordings.episode import Episode, FrameTruth  # noqa: E402
+from robo_reward_ros.recordings.episode_bag import write_episode_bag  # noqa: E402
 
 SIZE = 64  # smallest frame the Qwen3-VL resize keeps (4096 pixels): 4 tokens per frame
 

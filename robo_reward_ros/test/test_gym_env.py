@@ -18,7 +18,7 @@ def test_metaworld_steps_get_the_nodes_rewards_and_the_episode_ends_on_its_decis
     pytest.importorskip("metaworld", reason="metaworld is not installed")
     from robo_reward_ros.client import RewardClient
     from robo_reward_ros.client.gym_env import RewardNodeEnv
-    from robo_reward_ros.evaluation.metaworld_episodes import CornerCamera, expert_policy, make_env
+    from robo_reward_ros.simulation.metaworld_episodes import CornerCamera, expert_policy, make_env
     node = spawn([installed_executable("reward_node"), "--ros-args", "-p", "model.preset:=demo",
                   "-p", "model.device:=cpu", "-p", "inference.rate_hz:=20.0",
                   "-p", "failure.stall_window_sec:=4.0", "-p", "failure.low_progress_grace_sec:=5.0",

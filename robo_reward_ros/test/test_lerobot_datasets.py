@@ -25,7 +25,7 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 
 @pytest.fixture(scope="module")
 def relabelled(tmp_path_factory):
-    from robo_reward_ros.evaluation.lerobot_run import run_lerobot
+    from robo_reward_ros.replay.lerobot_run import run_lerobot
     root = tmp_path_factory.mktemp("lerobot")
     dataset = write_v3_dataset(str(root / "pick"), [("pick up the cube", ramp(40, 1.0, 25)),
                                                     ("open the drawer", [(0.3, 0.05)] * 30)])
@@ -161,7 +161,7 @@ def test_relabel_fill_gives_the_frames_before_the_first_estimate_a_value(relabel
 
 
 def test_an_older_format_is_refused_with_what_to_do(tmp_path):
-    from robo_reward_ros.evaluation.lerobot_dataset import DatasetError, LeRobotFolder
+    from robo_reward_ros.recordings.lerobot_dataset import DatasetError, LeRobotFolder
     (tmp_path / "meta").mkdir()
     (tmp_path / "meta" / "info.json").write_text(json.dumps({"codebase_version": "v2.1", "fps": 10,
                                                             "features": {}}))

@@ -13,12 +13,12 @@ pytest.importorskip("rosbags", reason="rosbags is not installed")
 
 
 def test_live_node_and_offline_replay_agree(tmp_path, tiny_robometer_dir):
-    import robo_reward_ros.evaluation.metaworld_episodes as mw  # sets MUJOCO_GL before mujoco
+    import robo_reward_ros.simulation.metaworld_episodes as mw  # sets MUJOCO_GL before mujoco
     pytest.importorskip("metaworld", reason="metaworld is not installed")
     from ros_fixtures import installed_executable
     installed_executable("reward_node")  # a clear failure when the workspace is not built
-    from robo_reward_ros.evaluation.replay_run import run_replay
-    from robo_reward_ros.evaluation.episode_bag import write_episode_bag
+    from robo_reward_ros.replay.replay_run import run_replay
+    from robo_reward_ros.recordings.episode_bag import write_episode_bag
     episode = mw.generate_episode(mw.scenario_by_name("pick_place_frozen"), steps=60, size=96)
     bag = write_episode_bag(episode, str(tmp_path / "frozen"))
     out = str(tmp_path / "replay")

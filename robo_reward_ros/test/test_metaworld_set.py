@@ -25,7 +25,7 @@ def test_the_training_set_excludes_the_test_tasks_and_the_validation_tasks():
 
 def test_a_contradicted_scenario_is_skipped_once_and_remembered(tmp_path, monkeypatch):
     pytest.importorskip("metaworld", reason="metaworld is not installed")
-    from robo_reward_ros.evaluation import metaworld_episodes
+    from robo_reward_ros.simulation import metaworld_episodes
     from robo_reward_ros.training.metaworld_set import task_scenarios, write_scenarios
     # Action noise on drawer-close at seed 1 still closes the drawer: "failure" is contradicted.
     noisy = [s for s in task_scenarios("drawer-close-v3", "close the drawer", 1) if s.mode == "noise"]
@@ -44,12 +44,12 @@ def test_a_truncation_cut_from_the_expert_equals_the_rendered_truncation():
     """The set cuts truncated episodes from the expert instead of rendering them again: same frames and truth."""
     pytest.importorskip("metaworld", reason="metaworld is not installed")
     import numpy as np
-    from robo_reward_ros.evaluation.metaworld_episodes import (Scenario, _expert_success_step, generate_episode,
+    from robo_reward_ros.simulation.metaworld_episodes import (Scenario, expert_success_step, generate_episode,
                                                                truncate_episode)
     expert = Scenario("reach_expert", "reach-v3", "reach the goal position", "expert", seed=1)
     truncated = Scenario("reach_truncated", "reach-v3", "reach the goal position", "truncated", seed=1,
                          fraction=0.8)
-    first = _expert_success_step(expert, 60)
+    first = expert_success_step(expert, 60)
     for every in (1, 2):
         rendered = generate_episode(truncated, 60, 64, frame_every=every)
         cut = truncate_episode(generate_episode(expert, 60, 64, frame_every=every), truncated, first)

@@ -126,7 +126,8 @@ def test_nf4_without_bitsandbytes_names_the_torchao_preset(tiny_robometer_dir, w
 
 
 def test_torchao_preset_loads_without_bitsandbytes(tiny_robometer_dir, without_bitsandbytes):
-    from robo_reward_ros.core.node_settings import SPECS, model_settings
+    from robo_reward_ros.settings.parameter_table import SPECS
+    from robo_reward_ros.settings.node_settings import model_settings
     values = {spec.name: spec.default for spec in SPECS}
     values.update({"model.preset": "robometer-4b-int4wo", "model.id": tiny_robometer_dir, "model.device": "cpu"})
     settings = model_settings(values)

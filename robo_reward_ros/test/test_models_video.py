@@ -15,7 +15,7 @@ needs_clips = pytest.mark.skipif(not os.path.isfile(STACK_CUP), reason=f"robot c
 
 @needs_clips
 def test_read_video_decodes_every_frame_with_its_time():
-    from robo_reward_ros.evaluation.video_file import read_video
+    from robo_reward_ros.recordings.video_file import read_video
     frames = read_video(STACK_CUP)
     assert len(frames) == 32  # 3.2 s at 10 fps
     assert all(f.rgb.shape == (240, 320, 3) and f.rgb.dtype == np.uint8 for f in frames)
@@ -25,14 +25,14 @@ def test_read_video_decodes_every_frame_with_its_time():
 
 @needs_clips
 def test_sample_fps_follows_the_authors_frame_choice():
-    from robo_reward_ros.evaluation.video_file import read_video
+    from robo_reward_ros.recordings.video_file import read_video
     frames = read_video(STACK_CUP, sample_fps=3.0)
     expected = np.linspace(0, 31, 10, dtype=int) / 10.0  # round(32 * 3 / 10) = 10 frames, as scored upstream
     np.testing.assert_allclose([f.stamp for f in frames], expected, atol=1e-6)
 
 
 def test_unreadable_video_is_a_clear_error(tmp_path):
-    from robo_reward_ros.evaluation.video_file import read_video
+    from robo_reward_ros.recordings.video_file import read_video
     bad = tmp_path / "broken.mp4"
     bad.write_bytes(b"not a video")
     with pytest.raises(ValueError, match="broken.mp4: not a readable video"):

@@ -1,7 +1,8 @@
 """Parameter validation: one clear refusal per bad value or combination, before any model loads."""
 import pytest
 
-from robo_reward_ros.core.node_settings import SPECS, camera_name, read_settings
+from robo_reward_ros.settings.parameter_table import SPECS
+from robo_reward_ros.settings.node_settings import camera_name, read_settings
 
 
 def values(**changes):

@@ -20,8 +20,8 @@ SCENE = "/scene/image_raw"
 
 
 def test_model_flags_and_parameters_resolve_as_the_node_reads_them():
-    from robo_reward_ros.core.node_settings import model_settings
-    from robo_reward_ros.evaluation.replay import offline_parameter_values
+    from robo_reward_ros.settings.node_settings import model_settings
+    from robo_reward_ros.replay.offline_replay import offline_parameter_values
     from robo_reward_ros.models.loading.bundled_demo import TRAINED_MODEL_DIR
 
     def resolved(**kwargs):

@@ -14,8 +14,8 @@ HOSTILE = ["../../victim", "{absolute}", "a/b", "..", "bell\x07and\nnewline", ".
 
 def _bag_named(name, folder, index=0):
     from robo_reward_ros.core.frame import Frame
-    from robo_reward_ros.evaluation.episode import Episode
-    from robo_reward_ros.evaluation.episode_bag import write_episode_bag
+    from robo_reward_ros.recordings.episode import Episode
+    from robo_reward_ros.recordings.episode_bag import write_episode_bag
     frames = [Frame(stamp=0.1 * i, rgb=painted(0.1 + 0.02 * i, 0.0)) for i in range(12)]
     return write_episode_bag(Episode(name=name, instructions=("stack the cups",), frames=frames),
                              os.path.join(folder, f"bag{index}"))
@@ -26,7 +26,7 @@ def _files_under(folder):
 
 
 def test_hostile_episode_names_stay_under_out_and_remove_nothing_else(tmp_path):
-    from robo_reward_ros.evaluation.replay_run import run_replay
+    from robo_reward_ros.replay.replay_run import run_replay
     out = tmp_path / "runs" / "out"
     victim = tmp_path / "runs" / "victim"  # where "../../victim" leads from out/mcap
     victim.mkdir(parents=True)
@@ -49,7 +49,7 @@ def test_hostile_episode_names_stay_under_out_and_remove_nothing_else(tmp_path):
 
 
 def test_a_folder_in_the_way_that_the_tool_did_not_write_is_refused_not_removed(tmp_path):
-    from robo_reward_ros.evaluation.replay_run import run_replay
+    from robo_reward_ros.replay.replay_run import run_replay
     bag = _bag_named(".hidden", str(tmp_path / "bags"))
     out = tmp_path / "out"
     run_replay([bag], str(out), mcap=True, plots=False, **SCRIPTED)
@@ -63,12 +63,12 @@ def test_a_folder_in_the_way_that_the_tool_did_not_write_is_refused_not_removed(
 
 @pytest.mark.parametrize("name, expected", [("pick_cup-01.e2", "pick_cup-01.e2"), ("wipe the table", "wipe the table")])
 def test_ordinary_names_are_kept_as_they_are(name, expected):
-    from robo_reward_ros.evaluation.output_paths import safe_file_name
+    from robo_reward_ros.recordings.output_paths import safe_file_name
     assert safe_file_name(name) == expected
 
 
 def test_changed_names_are_distinct_and_plain():
-    from robo_reward_ros.evaluation.output_paths import safe_file_name
+    from robo_reward_ros.recordings.output_paths import safe_file_name
     names = ["a/b", "a\\b", "a:b", "a\u200bb", "x" * 400, "..", ""]
     made = [safe_file_name(n) for n in names]
     assert len(set(made)) == len(made)

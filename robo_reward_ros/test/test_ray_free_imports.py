@@ -27,8 +27,8 @@ class RefuseRay(importlib.abc.MetaPathFinder):
 sys.meta_path.insert(0, RefuseRay())
 sys.path.insert(0, sys.argv[2])  # the scripted backend
 for name in ("robo_reward_ros.node.reward_node", "robo_reward_ros.core.reward_pipeline",
-             "robo_reward_ros.evaluation.replay_run", "robo_reward_ros.evaluation.bag_replay",
-             "robo_reward_ros.evaluation.replay", "robo_reward_ros.evaluation.ray_replay",
+             "robo_reward_ros.replay.replay_run", "robo_reward_ros.replay.bag_replay",
+             "robo_reward_ros.replay.offline_replay", "robo_reward_ros.replay.ray_replay",
              "robo_reward_ros.cli.main", "robo_reward_ros.cli.replay"):
     importlib.import_module(name)
 imported = list(attempts)

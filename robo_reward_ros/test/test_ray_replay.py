@@ -21,7 +21,7 @@ pytest.importorskip("ray.data", reason="Ray Data is not installed (requirements/
 pytest.importorskip("rosbags", reason="rosbags is not installed")
 
 from robo_reward_ros.core.frame import Frame  # noqa: E402
-from robo_reward_ros.evaluation.episode import Episode, FrameTruth  # noqa: E402
+from robo_reward_ros.recordings.episode import Episode, FrameTruth  # noqa: E402
 
 TEST_DIR = os.path.dirname(os.path.abspath(__file__))
 SOURCE = os.path.dirname(TEST_DIR)
@@ -39,7 +39,7 @@ def step_marker(tmp_path_factory):
 def ray_cluster(step_marker):
     """Start a local runtime whose workers (started now, with this environment) find the test's backend."""
     import ray
-    from robo_reward_ros.evaluation.ray_replay import RayOptions, ray_runtime
+    from robo_reward_ros.replay.ray_replay import RayOptions, ray_runtime
     if ray.is_initialized():  # left by another module: its workers lack this module's environment
         ray.shutdown()
     saved = dict(os.environ)
@@ -58,7 +58,7 @@ def ray_cluster(step_marker):
 
 def _scene_episode(name, frames, start):
     """Draw a small tabletop clip with its truth (the project's own bag layout)."""
-    from robo_reward_ros.evaluation.synthetic_scene import render_scene, scene_progress
+    from robo_reward_ros.simulation.synthetic_scene import render_scene, scene_progress
     shown = [Frame(round(0.1 * i, 6), render_scene(i + start, 64, 64, frames)) for i in range(frames)]
     truth = [FrameTruth(0, scene_progress(i + start, frames) >= 1.0, scene_progress(i + start, frames))
              for i in range(frames)]
@@ -69,7 +69,7 @@ def _scene_episode(name, frames, start):
 @pytest.fixture(scope="module")
 def model_bags(tmp_path_factory):
     """Three of the project's own bags, a robot's recording, and a bag whose storage file is cut short."""
-    from robo_reward_ros.evaluation.episode_bag import write_episode_bag
+    from robo_reward_ros.recordings.episode_bag import write_episode_bag
     from robot_recordings import ramp, write_recording
     root = tmp_path_factory.mktemp("model_bags")
     for k in range(3):
@@ -88,7 +88,7 @@ def model_bags(tmp_path_factory):
 def model_runs(ray_cluster, model_bags, tiny_robometer_dir, tmp_path_factory):
     """Replay the same bags with the tiny Robometer: in this process, and through the CLI with --ray."""
     from robo_reward_ros.cli.replay import main
-    from robo_reward_ros.evaluation.replay_run import run_replay
+    from robo_reward_ros.replay.replay_run import run_replay
     single = str(tmp_path_factory.mktemp("single"))
     single_summary = run_replay([model_bags], single, model=tiny_robometer_dir, params=RULES,
                                 progress_bar=False, plots=False, log=lambda _: None)
@@ -169,7 +169,7 @@ def scripted_bags(tmp_path_factory):
 
 
 def _replay_scripted(bags, out, **kwargs):
-    from robo_reward_ros.evaluation.replay_run import run_replay
+    from robo_reward_ros.replay.replay_run import run_replay
     return run_replay([bags], out, backend="pixel_scripted", params=SCRIPTED, progress_bar=False,
                       plots=False, log=lambda _: None, **kwargs)
 
@@ -183,7 +183,7 @@ def _marker_pids(path):
 
 def test_a_worker_killed_mid_bag_has_its_bag_replayed_and_nothing_lost_or_doubled(
         ray_cluster, scripted_bags, step_marker, tmp_path):
-    from robo_reward_ros.evaluation.ray_replay import RayOptions
+    from robo_reward_ros.replay.ray_replay import RayOptions
     single = str(tmp_path / "single")
     _replay_scripted(scripted_bags, single)
     open(step_marker, "w").close()
@@ -225,7 +225,7 @@ def test_a_worker_killed_mid_bag_has_its_bag_replayed_and_nothing_lost_or_double
 
 def test_a_bag_whose_worker_dies_more_often_than_retried_is_reported_and_the_rest_scored(
         ray_cluster, scripted_bags, step_marker, tmp_path):
-    from robo_reward_ros.evaluation.ray_replay import RayOptions
+    from robo_reward_ros.replay.ray_replay import RayOptions
     open(step_marker, "w").close()
     outcome = {}
     run = threading.Thread(target=lambda: outcome.update(summary=_replay_scripted(
@@ -247,7 +247,7 @@ def test_a_bag_whose_worker_dies_more_often_than_retried_is_reported_and_the_res
 
 def test_ray_after_the_bags_or_as_a_path_is_told_apart(tmp_path):
     from robo_reward_ros.cli.replay import build_parser
-    from robo_reward_ros.evaluation.ray_replay import check_address
+    from robo_reward_ros.replay.ray_replay import check_address
     parser = build_parser()
     assert parser.parse_args([str(tmp_path), "--ray"]).ray == ""
     assert parser.parse_args([str(tmp_path), "--ray", "10.0.0.5:6379"]).ray == "10.0.0.5:6379"

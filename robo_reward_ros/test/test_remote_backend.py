@@ -16,10 +16,11 @@ import numpy as np
 import pytest
 
 from model_fixtures import make_frames
-from robo_reward_ros.core.node_settings import SPECS, model_settings
+from robo_reward_ros.settings.parameter_table import SPECS
+from robo_reward_ros.settings.node_settings import model_settings
 from robo_reward_ros.models.backends.remote import RemoteModelError, RemoteRewardModel
 from robo_reward_ros.models.reward_model import Frame
-from robo_reward_ros.serving import wire
+from robo_reward_ros.models.remote import wire
 from robo_reward_ros.serving.batch_scoring import score_requests
 from reward_server_process import free_port
 
@@ -136,7 +137,7 @@ def test_a_batch_of_robots_gives_what_each_request_alone_gives_and_a_bad_one_fai
 
 
 def test_the_remote_backend_and_the_node_settings_never_import_ray():
-    code = ("import sys; import robo_reward_ros.models.backends.remote, robo_reward_ros.core.node_settings; "
+    code = ("import sys; import robo_reward_ros.models.backends.remote, robo_reward_ros.settings.node_settings; "
             "assert 'ray' not in sys.modules and 'torch' not in sys.modules, 'imported'")
     subprocess.run([sys.executable, "-c", code], check=True)
 

@@ -15,16 +15,16 @@ RULES = ["success.threshold=0.9", "failure.stall_window_sec=1.5", "inference.rat
 
 @pytest.fixture(scope="module")
 def sim_bag(tmp_path_factory):
-    import robo_reward_ros.evaluation.metaworld_episodes as mw  # sets MUJOCO_GL before mujoco
+    import robo_reward_ros.simulation.metaworld_episodes as mw  # sets MUJOCO_GL before mujoco
     pytest.importorskip("metaworld", reason="metaworld is not installed")
-    from robo_reward_ros.evaluation.episode_bag import write_episode_bag
+    from robo_reward_ros.recordings.episode_bag import write_episode_bag
     episode = mw.generate_episode(mw.scenario_by_name("pick_place_dropped"), steps=50, size=96)
     return write_episode_bag(episode, str(tmp_path_factory.mktemp("bags") / "dropped"))
 
 
 @pytest.fixture(scope="module")
 def replayed(sim_bag, tiny_robometer_dir, tmp_path_factory):
-    from robo_reward_ros.evaluation.replay_run import run_replay
+    from robo_reward_ros.replay.replay_run import run_replay
     out = str(tmp_path_factory.mktemp("replay"))
     run_replay([sim_bag], out, model=tiny_robometer_dir, params=RULES, progress_bar=False)
     return out
@@ -59,7 +59,7 @@ def test_replay_writes_estimates_events_truth_and_a_plot(replayed):
 def test_replayed_estimates_are_the_models_scores_of_the_node_window(replayed, sim_bag,
                                                                      robometer_fp32):
     """Each estimate is what the model says about exactly the frames of its window."""
-    from robo_reward_ros.evaluation.episode_bag import read_episode_bag
+    from robo_reward_ros.recordings.episode_bag import read_episode_bag
     episode = read_episode_bag(sim_bag)
     by_stamp = {round(f.stamp, 6): f for f in episode.frames}
     for estimate in _jsonl(os.path.join(replayed, "estimates.jsonl"))[:4]:
@@ -97,7 +97,7 @@ def test_eval_reports_the_metrics_of_the_replayed_trace(replayed, tmp_path):
 def test_each_failure_kind_is_drawn_in_its_own_style(tmp_path):
     """Before: stall and low-progress markers were the same red line."""
     import matplotlib.image
-    from robo_reward_ros.evaluation.plots import event_style, plot_episode
+    from robo_reward_ros.visualisation.plots import event_style, plot_episode
     kinds = ["regression", "stall", "low_progress", "timeout"]
     styles = [event_style({"type": "failure", "kind": kind}) for kind in kinds]
     assert len(set(styles)) == len(kinds)

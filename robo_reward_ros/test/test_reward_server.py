@@ -121,7 +121,7 @@ def post(url, body: bytes, path="/score"):
 
 def test_oversized_and_malformed_requests_are_refused_and_the_server_stays_up(reward_server):
     from robo_reward_ros.models.reward_model import Frame
-    from robo_reward_ros.serving import wire
+    from robo_reward_ros.models.remote import wire
     url = reward_server.url
     limit = server_info(url)["max_request_bytes"]
     # Refused from its declared length, before the body is read.

@@ -29,7 +29,7 @@ from reward_server_process import RewardServerProcess, free_port, serve_argv
 from scripted_backend import FAIL_BLUE, painted
 
 from robo_reward_ros.core.frame import Frame
-from robo_reward_ros.serving import wire
+from robo_reward_ros.models.remote import wire
 
 API_KEY = "k" * 8 + "0123456789abcdef0123456789"
 READ_TIMEOUT_SEC = 2.0

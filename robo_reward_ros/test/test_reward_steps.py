@@ -48,7 +48,7 @@ def demo_model():
 def test_the_default_return_does_not_depend_on_the_step_rate(demo_model, scenario):
     """Before: the default (progress) return was the sum of phi over steps: it grew with the rate."""
     pytest.importorskip("metaworld", reason="metaworld is not installed")
-    from robo_reward_ros.evaluation.metaworld_episodes import generate_episode, scenario_by_name
+    from robo_reward_ros.simulation.metaworld_episodes import generate_episode, scenario_by_name
     episode = generate_episode(scenario_by_name(scenario), 100, 224)
     config = MonitorConfig(stall_window_s=4.0, low_progress_grace_s=5.0)
     assert config.reward_mode is DenseRewardMode.DELTA

@@ -22,7 +22,7 @@ LABELS = ("episode,outcome,success_sec,failure_sec,task,failure_kind\n"
 
 
 def _options():
-    from robo_reward_ros.evaluation.recording import RecordingOptions
+    from robo_reward_ros.recordings.robot_recording import RecordingOptions
     return RecordingOptions(camera_topics=(CAMERA,), instruction="pick up the cup", split_gap_sec=1.0)
 
 
@@ -41,7 +41,7 @@ def shift(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def replayed(shift):
-    from robo_reward_ros.evaluation.replay_run import run_replay
+    from robo_reward_ros.replay.replay_run import run_replay
     out = str(shift["root"] / "replay")
     summary = run_replay([shift["bag"]], out, reading=_options(), **SCRIPTED)
     assert (summary["episodes"], summary["errors"]) == (3, [])
@@ -78,7 +78,7 @@ def test_eval_judges_robot_episodes_only_with_their_labels(shift, replayed, tmp_
 
 def test_a_bad_labels_file_is_named_by_file_and_row(shift, replayed, tmp_path, capsys):
     from robo_reward_ros.cli.evaluate import main
-    from robo_reward_ros.evaluation.episode_labels import LabelsError, load_labels
+    from robo_reward_ros.recordings.episode_labels import LabelsError, load_labels
     cases = {
         "bad_outcome.csv": ("episode,outcome\nshift_e000,won\n", "bad_outcome.csv:2: outcome 'won'"),
         "bad_time.csv": ("episode,outcome,success_sec\nshift_e000,success,soon\n", "success_sec 'soon'"),

@@ -20,7 +20,7 @@ SCRIPTED = dict(model="scripted", backend="pixel_scripted", plots=False, progres
 
 
 def _options(**fields):
-    from robo_reward_ros.evaluation.recording import RecordingOptions
+    from robo_reward_ros.recordings.robot_recording import RecordingOptions
     return RecordingOptions(**fields)
 
 
@@ -39,7 +39,7 @@ def _two_episode_bag(path, storage, **kwargs):
 
 @pytest.mark.parametrize("storage", ["mcap", "sqlite3"])
 def test_two_cameras_compressed_and_raw_split_by_a_time_gap(tmp_path, storage):
-    from robo_reward_ros.evaluation.replay_run import run_replay
+    from robo_reward_ros.replay.replay_run import run_replay
     bag = _two_episode_bag(str(tmp_path / "robot"), storage)
     out = str(tmp_path / "out")
     summary = run_replay([bag], out, reading=_options(camera_topics=(WRIST, SCENE), instruction_topic="/task",
@@ -72,8 +72,8 @@ def test_two_cameras_compressed_and_raw_split_by_a_time_gap(tmp_path, storage):
 def test_types_spelled_without_msg_are_read_like_the_full_spelling(tmp_path, storage):
     # `sensor_msgs/Image`, as some writers and converted ROS 1 bags store it, was refused with
     # "is sensor_msgs/Image, not sensor_msgs/Image or CompressedImage".
-    from robo_reward_ros.evaluation.recording import read_recording
-    from robo_reward_ros.evaluation.replay_run import run_replay
+    from robo_reward_ros.recordings.robot_recording import read_recording
+    from robo_reward_ros.replay.replay_run import run_replay
     bag = _two_episode_bag(str(tmp_path / "robot"), storage, short_type_names=True)
     from rosbags.rosbag2 import Reader
     with Reader(bag) as reader:
@@ -90,7 +90,7 @@ def test_types_spelled_without_msg_are_read_like_the_full_spelling(tmp_path, sto
 
 
 def test_a_camera_of_another_type_is_refused_naming_both_types(tmp_path):
-    from robo_reward_ros.evaluation.recording import RecordingError, read_recording
+    from robo_reward_ros.recordings.robot_recording import RecordingError, read_recording
     bag = _two_episode_bag(str(tmp_path / "robot"), "mcap")
     with pytest.raises(RecordingError) as refused:
         next(read_recording(bag, _options(camera_topics=("/task",), instruction="x")))
@@ -99,7 +99,7 @@ def test_a_camera_of_another_type_is_refused_naming_both_types(tmp_path):
 
 
 def test_split_topic_instruction_option_and_task_file(tmp_path):
-    from robo_reward_ros.evaluation.replay_run import run_replay
+    from robo_reward_ros.replay.replay_run import run_replay
     bag = write_recording(str(tmp_path / "robot"), {"/cam/color": "png"},
                           [("a", ramp(10)), ("b", ramp(10)), ("c", ramp(10))], gap_sec=0.0,
                           instruction_topic=None, split_topic="/episode_start")
@@ -117,7 +117,7 @@ def test_split_topic_instruction_option_and_task_file(tmp_path):
 
 
 def test_a_rerun_reuses_scored_episodes_and_force_redoes_them(tmp_path):
-    from robo_reward_ros.evaluation.replay_run import run_replay
+    from robo_reward_ros.replay.replay_run import run_replay
     bag = _two_episode_bag(str(tmp_path / "robot"), "mcap")
     out = str(tmp_path / "out")
     reading = _options(camera_topics=(WRIST, SCENE), instruction_topic="/task", split_gap_sec=1.0)
@@ -135,7 +135,7 @@ def test_a_rerun_reuses_scored_episodes_and_force_redoes_them(tmp_path):
 
 
 def test_a_checkpoint_retrained_in_the_same_folder_is_another_model(tmp_path):
-    from robo_reward_ros.evaluation.replay_run import run_replay
+    from robo_reward_ros.replay.replay_run import run_replay
     bag = write_recording(str(tmp_path / "robot"), {WRIST: "jpeg"}, [("pick", ramp(10))], instruction_topic=None)
     checkpoint = tmp_path / "checkpoint"
     checkpoint.mkdir()
@@ -150,7 +150,7 @@ def test_a_checkpoint_retrained_in_the_same_folder_is_another_model(tmp_path):
 
 def test_a_bare_mcap_file_is_a_recording_like_its_folder(tmp_path):
     import shutil
-    from robo_reward_ros.evaluation.replay_run import run_replay
+    from robo_reward_ros.replay.replay_run import run_replay
     folder = _two_episode_bag(str(tmp_path / "robot"), "mcap")
     loose = tmp_path / "loose"
     loose.mkdir()

@@ -1,8 +1,8 @@
 """The core, the models and the offline tools run without ROS.
 
 Importing any of their modules never imports rclpy or a ROS message package (the offline tools,
-the benchmarks and a machine without ROS depend on it; only ``node/`` and
-``evaluation/live_replay.py`` talk to ROS).
+the benchmarks and a machine without ROS depend on it; only ``node/``, ``client/`` and the demo
+talk to ROS). test_import_layers.py checks the same of imports inside functions.
 """
 import json
 import subprocess
@@ -10,8 +10,9 @@ import sys
 
 from ros_fixtures import PACKAGE_ROOT
 
-ROS_FREE = ("core", "models", "evaluation", "training", "cli")
-TALK_TO_ROS = ("robo_reward_ros.evaluation.live_replay",)
+ROS_FREE = ("core", "models", "settings", "serving", "recordings", "replay", "simulation",
+            "visualisation", "evaluation", "training", "cli")
+TALK_TO_ROS = ("robo_reward_ros.node.live_replay",)
 
 PROBE = r"""
 import importlib, importlib.abc, json, pkgutil, sys

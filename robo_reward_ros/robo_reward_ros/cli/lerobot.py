@@ -42,7 +42,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     args = build_parser().parse_args(argv)
     if args.quiet:
         no_progress_bars()
-    from robo_reward_ros.evaluation.lerobot_run import run_lerobot
+    from robo_reward_ros.replay.lerobot_run import run_lerobot
     try:
         summary = run_lerobot(args.dataset, args.out, args.camera_key or None, args.episodes, args.model,
                               args.backend, args.precision, args.device, args.param, args.relabel,

@@ -1,7 +1,7 @@
 """The model options of the offline tools that run the node's loop (replay, lerobot).
 
 ``-p NAME=VALUE`` is a reward_node parameter and means there what it means to the node;
-the flags are short forms (evaluation/replay.py: offline_parameter_values).
+the flags are short forms (replay/offline_replay.py: offline_parameter_values).
 """
 from __future__ import annotations
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import argparse
 
-from robo_reward_ros.evaluation.recording import STAMP_SOURCES
+from robo_reward_ros.recordings.robot_recording import STAMP_SOURCES
 
 
 def add_recording_arguments(parser: argparse.ArgumentParser) -> None:
@@ -32,7 +32,7 @@ def add_recording_arguments(parser: argparse.ArgumentParser) -> None:
 
 def recording_options(args: argparse.Namespace, max_frames=None):
     """Build the reading options from parsed arguments; None when none was given (the project's bags)."""
-    from robo_reward_ros.evaluation.recording import RecordingOptions
+    from robo_reward_ros.recordings.robot_recording import RecordingOptions
     options = RecordingOptions(tuple(args.camera_topic), args.instruction, args.instruction_topic,
                                args.task_file, args.split_topic, args.split_gap, max_frames,
                                args.stamps)

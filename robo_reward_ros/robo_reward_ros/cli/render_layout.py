@@ -27,7 +27,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     args = build_parser().parse_args(argv)
-    from robo_reward_ros.evaluation.layout_render import render_layout
+    from robo_reward_ros.visualisation.layout_render import render_layout
     layout_path = args.layout or os.path.join(os.path.dirname(os.path.normpath(args.episode)),
                                               "foxglove_layout.json")
     try:

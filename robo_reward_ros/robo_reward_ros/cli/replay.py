@@ -64,12 +64,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     args = build_parser().parse_args(argv)
     if args.quiet:
         no_progress_bars()
-    from robo_reward_ros.evaluation.replay_run import run_replay
+    from robo_reward_ros.replay.replay_run import run_replay
     reading = recording_options(args)
     try:
         ray = None
         if args.ray is not None:
-            from robo_reward_ros.evaluation.ray_replay import RayOptions, check_address
+            from robo_reward_ros.replay.ray_replay import RayOptions, check_address
             ray = RayOptions(check_address(args.ray), args.ray_workers, args.ray_cpus_per_worker,
                              args.ray_gpus_per_worker, args.ray_retries)
         summary = run_replay(args.bags, args.out, args.model, args.backend, args.precision,

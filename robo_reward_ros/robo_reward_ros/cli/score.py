@@ -1,6 +1,6 @@
 """``robo-reward score``: score a folder of frames or a video with a reward model, print a table.
 
-Videos are decoded with PyAV (evaluation/video_file.py); a rosbag2 folder (MCAP or sqlite3) gives
+Videos are decoded with PyAV (recordings/video_file.py); a rosbag2 folder (MCAP or sqlite3) gives
 one camera's frames of one episode (``--camera-topic``, ``--episode`` with ``--split-gap`` /
 ``--split-topic``; the instruction may come from ``--instruction-topic``). Stamps are seconds from
 the first frame.
@@ -45,7 +45,7 @@ def as_json(output, args) -> str:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from robo_reward_ros.evaluation.recording import STAMP_SOURCES
+    from robo_reward_ros.recordings.robot_recording import STAMP_SOURCES
     from robo_reward_ros.models.loading.loader import BACKENDS
     from robo_reward_ros.models.loading.precision import PRECISIONS
     parser = argparse.ArgumentParser(prog="robo-reward score", description="Per-frame progress of a clip.")
@@ -77,8 +77,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _bag_frames(args):
     """One camera's frames of one episode of a bag; the instruction from the bag unless given."""
-    from robo_reward_ros.evaluation.recording import RecordingOptions, episode_frames
-    from robo_reward_ros.evaluation.video_file import sample_indices
+    from robo_reward_ros.recordings.robot_recording import RecordingOptions, episode_frames
+    from robo_reward_ros.recordings.video_file import sample_indices
     options = RecordingOptions((args.camera_topic,) if args.camera_topic else (), args.instruction,
                                args.instruction_topic, "", args.split_topic, args.split_gap,
                                stamps=args.stamps)
@@ -92,7 +92,7 @@ def _bag_frames(args):
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     args = build_parser().parse_args(argv)
-    from robo_reward_ros.evaluation.video_file import read_frames_dir, read_video
+    from robo_reward_ros.recordings.video_file import read_frames_dir, read_video
     from robo_reward_ros.models.loading.loader import load_reward_model
     try:
         if args.fps <= 0 or (args.sample_fps is not None and args.sample_fps <= 0):

@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import Optional, Sequence
 
 from robo_reward_ros.models.loading.choices import check_device, check_model_reference, check_precision
-from robo_reward_ros.serving import wire
-from robo_reward_ros.serving.api_key import KEY_ENV, KEY_FILE_ENV, read_api_key
+from robo_reward_ros.models.remote import wire
+from robo_reward_ros.models.remote.api_key import KEY_ENV, KEY_FILE_ENV, read_api_key
 
 MAX_ONGOING_REQUESTS = 64
 

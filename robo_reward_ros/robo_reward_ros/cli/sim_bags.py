@@ -1,7 +1,7 @@
 """``robo-reward sim-bags OUT``: render Meta-World episodes offscreen into one ROS 2 bag per episode.
 
 The episodes have scripted experts, fixed seeds and known outcomes; the bags are MCAP (layout in
-evaluation/episode_bag.py). No download: Meta-World ships its scenes and expert policies.
+recordings/episode_bag.py). No download: Meta-World ships its scenes and expert policies.
 
     robo-reward sim-bags OUT [--scenario NAME ...] [--steps 100] [--size 224] [--seeds 1]
 """
@@ -15,7 +15,7 @@ from robo_reward_ros.cli import fail
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from robo_reward_ros.evaluation.metaworld_episodes import SCENARIOS
+    from robo_reward_ros.simulation.metaworld_episodes import SCENARIOS
     parser = argparse.ArgumentParser(
         prog="robo-reward sim-bags", description=__doc__.splitlines()[0],
         epilog="scenarios: " + ", ".join(s.name for s in SCENARIOS))
@@ -33,7 +33,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     args = build_parser().parse_args(argv)
-    from robo_reward_ros.evaluation.episode_sets import make_sim_bags
+    from robo_reward_ros.simulation.episode_sets import make_sim_bags
     try:
         make_sim_bags(args.out, args.scenario, args.steps, args.size, args.seeds, args.force)
     except (KeyError, RuntimeError, ImportError) as exc:

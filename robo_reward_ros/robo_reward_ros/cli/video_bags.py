@@ -36,7 +36,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     args = build_parser().parse_args(argv)
-    from robo_reward_ros.evaluation.episode_sets import make_video_bags, robot_clip_videos
+    from robo_reward_ros.simulation.episode_sets import make_video_bags, robot_clip_videos
     videos, instructions = list(args.videos), list(args.instruction)
     try:
         if args.robot_clips:

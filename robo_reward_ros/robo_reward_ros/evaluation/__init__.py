@@ -1,4 +1,1 @@
-"""Offline evaluation: episodes in ROS 2 bags, replay through the reward pipeline, metrics and plots.
-
-Imports no rclpy, except ``live_replay`` (which drives the installed node over ROS).
-"""
+"""Metrics and reports: how good a reward model's judgements were, from replays (``robo-reward eval``)."""

@@ -17,7 +17,7 @@ from typing import Any, Dict, List, Optional, Sequence
 
 import numpy as np
 
-from robo_reward_ros.evaluation.trace import EpisodeTrace
+from robo_reward_ros.recordings.trace import EpisodeTrace
 
 
 def _window(trace: EpisodeTrace, stamps: Sequence[float], tolerance: float = 2e-3):

@@ -10,7 +10,7 @@ from typing import Any, Dict, List, Sequence
 
 
 def merge_replays(folders: Sequence[str]) -> Dict[str, Any]:
-    from robo_reward_ros.evaluation.trace import read_replay
+    from robo_reward_ros.recordings.trace import read_replay
     merged: Dict[str, Any] = {"episodes": [], "estimates": {}, "events": {}}
     for folder in folders:
         data = read_replay(folder)
@@ -65,10 +65,10 @@ def preference_results(rows: List[Dict[str, Any]], data: Dict[str, Any], frames:
 def _episode_frames(summary: Dict[str, Any], info: Dict[str, Any]) -> list:
     """Read an episode's frames again: from the project's own bag, or a robot's recording read as replay read it."""
     if summary.get("source") != "rosbag2":
-        from robo_reward_ros.evaluation.episode_bag import read_episode_bag
+        from robo_reward_ros.recordings.episode_bag import read_episode_bag
         return read_episode_bag(summary["bag"]).frames
-    from robo_reward_ros.core.node_settings import SPECS
-    from robo_reward_ros.evaluation.recording import RecordingOptions, episode_frames
+    from robo_reward_ros.settings.parameter_table import SPECS
+    from robo_reward_ros.recordings.robot_recording import RecordingOptions, episode_frames
     reading = info.get("reading") or {}
     options = RecordingOptions(tuple(reading.get("camera_topics") or ()), reading.get("instruction", ""),
                                reading.get("instruction_topic", ""), reading.get("task_file", ""),
@@ -80,14 +80,14 @@ def _episode_frames(summary: Dict[str, Any], info: Dict[str, Any]) -> list:
 
 def run_eval(replays: Sequence[str], out: str, preference: bool = True,
              preference_frames: int = 8, labels: str = "", strict_labels: bool = True) -> Dict[str, Any]:
-    """``labels``: a labels file (evaluation/episode_labels.py) for episodes whose recordings carry no outcome."""
-    from robo_reward_ros.evaluation.plots import plot_summary
+    """``labels``: a labels file (recordings/episode_labels.py) for episodes whose recordings carry no outcome."""
+    from robo_reward_ros.visualisation.plots import plot_summary
     from robo_reward_ros.evaluation.report import markdown_report
     from robo_reward_ros.evaluation.scoring import episode_rows, evaluate
     data = merge_replays(replays)
     unlabelled: List[str] = []
     if labels:
-        from robo_reward_ros.evaluation.episode_labels import label_replay, load_labels
+        from robo_reward_ros.recordings.episode_labels import label_replay, load_labels
         unlabelled = label_replay(data, load_labels(labels), labels, strict_labels)
     rows = episode_rows(data)
     pref = preference_results(rows, data, preference_frames) if preference else None

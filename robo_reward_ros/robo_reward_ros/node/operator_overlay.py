@@ -22,7 +22,7 @@ from sensor_msgs.msg import CompressedImage, Image
 from robo_reward_msgs.msg import FailureEvent, RewardEstimate, TaskState
 from robo_reward_ros.core.events import FailureKind, TaskStatus
 from robo_reward_ros.core.image_decoding import ImageDecodeError, decode_compressed, decode_raw
-from robo_reward_ros.core.node_settings import camera_name
+from robo_reward_ros.settings.node_settings import camera_name
 from robo_reward_ros.core.operator_overlay import OverlayState, draw_overlay
 from robo_reward_ros.node.qos_profiles import EVENTS_QOS, LATCHED_LISTENER_QOS
 from robo_reward_ros.node.runner import run_node

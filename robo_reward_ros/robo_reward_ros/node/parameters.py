@@ -1,4 +1,4 @@
-"""Declares the reward node's parameters (the table in core/node_settings.py) with ROS descriptors.
+"""Declares the reward node's parameters (the table in settings/node_settings.py) with ROS descriptors.
 
 Ranges, read-only flags, descriptions that `ros2 param describe` shows.
 """
@@ -11,7 +11,7 @@ from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescri
 from rclpy.exceptions import InvalidParameterTypeException, InvalidParameterValueException
 from rclpy.node import Node
 
-from robo_reward_ros.core.node_settings import SPECS, ParamSpec
+from robo_reward_ros.settings.parameter_table import SPECS, ParamSpec
 
 
 def descriptor(spec: ParamSpec) -> ParameterDescriptor:

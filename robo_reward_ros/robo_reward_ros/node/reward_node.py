@@ -43,8 +43,6 @@ from robo_reward_ros.core.episode_ids import InvalidEpisodeIdError
 from robo_reward_ros.core.events import EpisodeEnded, FailureDetected
 from robo_reward_ros.core.frame_intake import FrameIntake, IntakeResult
 from robo_reward_ros.core.log_text import escape_controls
-from robo_reward_ros.core.node_settings import (NodeSettings, camera_name, monitor_config,
-                                                read_settings)
 from robo_reward_ros.core.periodic_worker import PeriodicWorker
 from robo_reward_ros.core.reward_pipeline import RewardPipeline
 from robo_reward_ros.core.task_monitor import MonitorUpdate, TaskMonitor
@@ -63,6 +61,8 @@ from robo_reward_ros.node.reset_client import ResetRequester
 from robo_reward_ros.node.ros_compat import on_parameters_set
 from robo_reward_ros.node.runner import run_node
 from robo_reward_ros.node.task_conversions import task_from_msg
+from robo_reward_ros.settings.node_settings import (NodeSettings, camera_name, monitor_config,
+                                                    read_settings)
 
 TICK_PERIOD_SEC = 0.2  # time limits and stale cameras are checked this often
 EXECUTOR_THREADS = 5  # a transition, get_state, the default group, query and preference at once

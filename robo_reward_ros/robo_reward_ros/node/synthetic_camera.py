@@ -10,7 +10,7 @@ from rclpy.node import Node
 from rclpy.qos import qos_profile_sensor_data
 from sensor_msgs.msg import Image
 
-from robo_reward_ros.evaluation.synthetic_scene import render_scene
+from robo_reward_ros.simulation.synthetic_scene import render_scene
 from robo_reward_ros.node.runner import run_node
 
 

@@ -1,1 +1,1 @@
-"""A shared reward server (Ray Serve) and the wire format its remote clients speak."""
+"""A shared reward server (Ray Serve) for robots that have no GPU of their own (models/remote/ is its wire format)."""

@@ -13,7 +13,7 @@ from typing import Any, Dict, List, NamedTuple, Sequence, Tuple, Union
 
 from robo_reward_ros.models.backends.frame_selection import tail_indices
 from robo_reward_ros.models.reward_model import Frame, ModelOutput
-from robo_reward_ros.serving import wire
+from robo_reward_ros.models.remote import wire
 
 
 class ScoreRequest(NamedTuple):

@@ -21,7 +21,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from robo_reward_ros.models.loading.backend_registry import create_reward_model, import_plugins
-from robo_reward_ros.serving import wire
+from robo_reward_ros.models.remote import wire
 from robo_reward_ros.serving.batch_scoring import RequestExpired, ScoreRequest, score_requests, server_info
 
 log = logging.getLogger("ray.serve")

@@ -25,7 +25,7 @@ import os
 import sys
 from typing import Dict, Optional, Sequence
 
-from robo_reward_ros.demo import DEMO_PARAMETERS
+from robo_reward_ros.simulation.demo_assets import DEMO_PARAMETERS
 
 TRAIN_SEEDS = 2
 FRAME_EVERY = 2
@@ -100,7 +100,7 @@ ROWS = (("VOC, Pearson to the progress label", lambda m: m["voc_pearson_successf
 
 def evaluate(model: str, bags: str, out: str) -> Dict:
     from robo_reward_ros.evaluation.eval_run import run_eval
-    from robo_reward_ros.evaluation.replay_run import run_replay
+    from robo_reward_ros.replay.replay_run import run_replay
     replay = os.path.join(out, "replay")
     run_replay([bags], replay, model, "robometer", "fp32", "cpu", NODE_PARAMS, plots=False, progress_bar=False)
     return run_eval([replay], os.path.join(out, "eval"), preference=False)["metrics"]

@@ -29,7 +29,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 import numpy as np
 
 from robo_reward_ros.core.frame import Frame
-from robo_reward_ros.evaluation.episode_labels import EpisodeLabel
+from robo_reward_ros.recordings.episode_labels import EpisodeLabel
 from robo_reward_ros.models.backends.frame_selection import select_frames
 
 
@@ -71,7 +71,7 @@ class Example:
 
 def episode_from_bag(path: str, frame_stride: int = 1) -> TrainingEpisode:
     """Read one bag into stages with labels; raises UnusableEpisodeError with the reason."""
-    from robo_reward_ros.evaluation.episode_bag import read_episode_bag
+    from robo_reward_ros.recordings.episode_bag import read_episode_bag
     try:
         episode = read_episode_bag(path)
     except Exception as exc:  # unreadable, no camera topic, no instruction, truth gaps
@@ -129,7 +129,7 @@ def labelled_stage(instruction: str, frames: List[Frame], keep: Sequence[int], l
 def episodes_from_recording(bag: str, reading, labels: Dict[str, EpisodeLabel], labels_path: str,
                             frame_stride: int = 1, max_pixels: int = 50176) -> List[TrainingEpisode]:
     """Read a robot recording's episodes as replay does, labelled from a labels file; raises UnusableEpisodeError."""
-    from robo_reward_ros.evaluation.recording import RecordingError, decoded_episodes
+    from robo_reward_ros.recordings.robot_recording import RecordingError, decoded_episodes
     episodes = []
     try:
         for recorded, frames in decoded_episodes(bag, reading, max_pixels):
@@ -158,11 +158,11 @@ def load_episodes(paths: Sequence[str], frame_stride: int = 1, skip_unusable: bo
     """Episodes of the bags named or found one level below the folders named.
 
     With ``reading`` (RecordingOptions) or ``labels_path``, bags not in the project's own layout are
-    read as robots' recordings and labelled from the labels file (evaluation/episode_labels.py).
+    read as robots' recordings and labelled from the labels file (recordings/episode_labels.py).
     """
-    from robo_reward_ros.evaluation.episode_bag import find_bags
-    from robo_reward_ros.evaluation.episode_labels import load_labels
-    from robo_reward_ros.evaluation.recording import RecordingOptions, is_own_layout
+    from robo_reward_ros.recordings.episode_bag import find_bags
+    from robo_reward_ros.recordings.episode_labels import load_labels
+    from robo_reward_ros.recordings.robot_recording import RecordingOptions, is_own_layout
     labels = load_labels(labels_path) if labels_path else {}
     robot = reading is not None or bool(labels_path)
     reading = reading or RecordingOptions()

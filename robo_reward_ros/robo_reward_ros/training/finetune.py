@@ -59,7 +59,7 @@ class FinetuneConfig:
     progress_bar: bool = True
     log_every: int = 10
     reading: Optional[Any] = None  # RecordingOptions: bags not in the project's layout are robots' recordings
-    labels: str = ""  # labels file for robots' recordings (evaluation/episode_labels.py)
+    labels: str = ""  # labels file for robots' recordings (recordings/episode_labels.py)
 
     def default_lr(self) -> float:
         return self.lr or {"heads": 1e-3, "lora": 5e-4, "full": 3e-4}[self.mode]
@@ -101,7 +101,7 @@ class Finetuner:
                                  config.reading, config.labels)
         self.eval_bags: List[str] = []
         if config.eval_episodes:
-            from robo_reward_ros.evaluation.episode_bag import find_bags
+            from robo_reward_ros.recordings.episode_bag import find_bags
             self.eval_bags = find_bags(config.eval_episodes)
             self.train_episodes = episodes
         else:
@@ -262,7 +262,7 @@ class Finetuner:
     def evaluate(self, epoch: int) -> Dict[str, Any]:
         """Run the saved checkpoint through replay and eval (the offline tools) on the held-out bags."""
         from robo_reward_ros.evaluation.eval_run import run_eval
-        from robo_reward_ros.evaluation.replay_run import run_replay
+        from robo_reward_ros.replay.replay_run import run_replay
         folder = os.path.join(self.config.out, "eval", f"epoch-{epoch}")
         replay_dir = os.path.join(folder, "replay")
         run_replay(self.eval_bags, replay_dir, self.config.out, "robometer", "fp32", "cpu",

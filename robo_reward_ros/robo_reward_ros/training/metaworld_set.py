@@ -2,7 +2,7 @@
 
 Several tasks, each with successes (scripted expert), partial episodes (the expert cut before its
 first success) and failures (arm frozen part-way, Gaussian action noise, the puck dropped), at
-chosen seeds, written as the same bags ``robo-reward sim-bags`` writes (evaluation/episode_bag.py):
+chosen seeds, written as the same bags ``robo-reward sim-bags`` writes (recordings/episode_bag.py):
 
 - ``train``: the training tasks at seeds 1..N;
 - ``heldout-seeds``: the training tasks at seed 0, plus the demo's scenarios (``pick_place_expert``,
@@ -92,10 +92,10 @@ DEMO_HELDOUT = ("pick_place_expert", "pick_place_dropped", "drawer_open_then_clo
 
 def task_scenarios(env: str, instruction: str, seed: int, steps: int = 100) -> List:
     """Success, partial and failure scenarios of one task at one seed."""
-    from robo_reward_ros.evaluation.metaworld_episodes import Scenario, _expert_success_step
+    from robo_reward_ros.simulation.metaworld_episodes import Scenario, expert_success_step
     short = env[:-3].replace("-", "_")
     expert = Scenario(f"{short}_expert_s{seed}", env, instruction, "expert", seed=seed)
-    first = _expert_success_step(expert, steps)
+    first = expert_success_step(expert, steps)
     if first is None:
         return []
     onset = max(3, int(first * (0.3 + 0.1 * (seed % 3))))
@@ -110,8 +110,8 @@ def task_scenarios(env: str, instruction: str, seed: int, steps: int = 100) -> L
 
 def write_scenarios(scenarios: Sequence, out: str, steps: int = 100, size: int = 224,
                     log=print, frame_every: int = 1) -> List[str]:
-    from robo_reward_ros.evaluation.episode_bag import write_episode_bag
-    from robo_reward_ros.evaluation.metaworld_episodes import (_expert_success_step, generate_episode,
+    from robo_reward_ros.recordings.episode_bag import write_episode_bag
+    from robo_reward_ros.simulation.metaworld_episodes import (expert_success_step, generate_episode,
                                                                truncate_episode)
     paths = []
     experts: Dict = {}  # (env, seed) -> the expert episode rendered here: truncations are cut from it
@@ -128,7 +128,7 @@ def write_scenarios(scenarios: Sequence, out: str, steps: int = 100, size: int =
         expert = experts.get((scenario.env, scenario.seed))
         try:
             if scenario.mode == "truncated" and expert is not None:
-                episode = truncate_episode(expert, scenario, _expert_success_step(scenario, steps))
+                episode = truncate_episode(expert, scenario, expert_success_step(scenario, steps))
             else:
                 episode = generate_episode(scenario, stage_steps, size, frame_every=every)
         except RuntimeError as exc:
@@ -159,7 +159,7 @@ def build_sets(out: str, train_seeds: int = 2, heldout_task_seeds: int = 2, step
                size: int = 224, log=print, only: Optional[Sequence[str]] = None,
                frame_every: int = 1, shard: Tuple[int, int] = (0, 1)) -> Dict[str, List[str]]:
     """Render the sets into ``out/<set>``; ``shard`` (k, n): only every n-th task from the k-th (parallel builds)."""
-    from robo_reward_ros.evaluation.metaworld_episodes import scenario_by_name
+    from robo_reward_ros.simulation.metaworld_episodes import scenario_by_name
     built = {}
     for name in SETS:
         if only is not None and name not in only:

@@ -21,8 +21,8 @@ from typing import Any, Dict, FrozenSet, List, Optional, Sequence
 
 from robo_reward_ros.core.image_decoding import fit_pixels
 from robo_reward_ros.models.reward_model import Capabilities, Frame, ModelOutput, RewardModel, check_frames
-from robo_reward_ros.serving import wire
-from robo_reward_ros.serving.api_key import KEY_FILE_ENV, ApiKeyError, read_api_key
+from robo_reward_ros.models.remote import wire
+from robo_reward_ros.models.remote.api_key import KEY_FILE_ENV, ApiKeyError, read_api_key
 
 DEFAULT_TIMEOUT_SEC = 10.0
 # After a transport failure (refused, timed out), calls fail at once for this long: the pipeline's

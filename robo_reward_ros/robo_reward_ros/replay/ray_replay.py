@@ -29,10 +29,10 @@ import os
 import warnings
 from typing import Any, Dict, Iterator, List, Sequence, Tuple
 
-from robo_reward_ros.evaluation.bag_replay import BagReplayResult
-from robo_reward_ros.evaluation.recording import RecordingOptions
-from robo_reward_ros.evaluation.scored_episodes import StoredTrace
-from robo_reward_ros.evaluation.trace import EstimateRecord, EventRecord
+from robo_reward_ros.replay.bag_replay import BagReplayResult
+from robo_reward_ros.recordings.robot_recording import RecordingOptions
+from robo_reward_ros.replay.scored_episodes import StoredTrace
+from robo_reward_ros.recordings.trace import EstimateRecord, EventRecord
 
 
 @dataclasses.dataclass(frozen=True)
@@ -95,13 +95,13 @@ class BagReplayWorker:
 
     def __init__(self, values: Dict[str, Any], out: str, reading: RecordingOptions,
                  run_key: Dict[str, Any], force: bool, mcap: bool, cwd: str) -> None:
-        from robo_reward_ros.evaluation.replay import OfflineReplay
+        from robo_reward_ros.replay.offline_replay import OfflineReplay
         if os.path.isdir(cwd):
             os.chdir(cwd)  # relative bag and OUT paths mean what they mean to the driver
         self.replayer = OfflineReplay(values)
         self.writer = None
         if mcap:
-            from robo_reward_ros.evaluation.episode_mcap import EpisodeMcapWriter
+            from robo_reward_ros.recordings.episode_mcap import EpisodeMcapWriter
             self.writer = EpisodeMcapWriter(os.path.join(out, "mcap"), values)
         self.out, self.reading, self.run_key, self.force = out, reading, run_key, force
 
@@ -111,7 +111,7 @@ class BagReplayWorker:
         return {"position": positions, "result": results}
 
     def _replay(self, bag: str) -> str:
-        from robo_reward_ros.evaluation.bag_replay import replay_bags
+        from robo_reward_ros.replay.bag_replay import replay_bags
         if self.writer is not None:
             self.writer.written = []
         try:

@@ -1,6 +1,6 @@
 """Recorded videos (a robot's own clips) as episodes, for the same bag layout as the sim ones.
 
-Frames are decoded with PyAV (evaluation/video_file.py); stamps are presentation times from the first
+Frames are decoded with PyAV (recordings/video_file.py); stamps are presentation times from the first
 frame. A video carries no per-frame truth; the outcome may be given when it is known.
 """
 from __future__ import annotations
@@ -10,8 +10,8 @@ from typing import Optional
 
 from robo_reward_ros.core.image_decoding import fit_pixels
 from robo_reward_ros.core.frame import Frame
-from robo_reward_ros.evaluation.video_file import read_video
-from robo_reward_ros.evaluation.episode import Episode
+from robo_reward_ros.recordings.video_file import read_video
+from robo_reward_ros.recordings.episode import Episode
 
 # The instructions of the three clips in the shared robot-clips folder (its README).
 ROBOT_CLIP_INSTRUCTIONS = {

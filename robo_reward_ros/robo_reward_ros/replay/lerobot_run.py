@@ -27,15 +27,15 @@ def run_lerobot(dataset_dir: str, out: str, keys: Optional[Sequence[str]] = None
                 log=print, relabel_fill: str = "nan") -> dict:
     from tqdm import tqdm
     from robo_reward_ros.core.task_spec import build_task
-    from robo_reward_ros.evaluation.lerobot_dataset import LeRobotFolder, choose_keys, merged_frames
-    from robo_reward_ros.evaluation.replay import OfflineReplay, model_info, offline_parameter_values
-    from robo_reward_ros.evaluation.scored_episodes import ScoredEpisodes, run_key
-    from robo_reward_ros.evaluation.trace import write_traces
+    from robo_reward_ros.recordings.lerobot_dataset import LeRobotFolder, choose_keys, merged_frames
+    from robo_reward_ros.replay.offline_replay import OfflineReplay, model_info, offline_parameter_values
+    from robo_reward_ros.replay.scored_episodes import ScoredEpisodes, run_key
+    from robo_reward_ros.recordings.trace import write_traces
     if relabel and os.path.exists(relabel):  # before any scoring, not after it
         raise FileExistsError(f"{relabel} exists: choose a new folder for the relabelled copy")
     dataset = LeRobotFolder(dataset_dir)
     if relabel:
-        from robo_reward_ros.evaluation.lerobot_relabel import refuse_links_out_of
+        from robo_reward_ros.recordings.lerobot_relabel import refuse_links_out_of
         refuse_links_out_of(dataset.root)
     keys = choose_keys(dataset, keys)
     chosen = [e for e in dataset.episodes if episodes is None or e.index in set(episodes)]
@@ -76,10 +76,10 @@ def run_lerobot(dataset_dir: str, out: str, keys: Optional[Sequence[str]] = None
                "model": info["model_description"],
                "estimates": sum(len(t.estimates) for t in traces)}
     if relabel:
-        from robo_reward_ros.evaluation.lerobot_relabel import write_relabelled
+        from robo_reward_ros.recordings.lerobot_relabel import write_relabelled
         summary["relabelled"] = write_relabelled(dataset, by_index, relabel, relabel_fill)
         summary["relabel"] = relabel
     if plots:
-        from robo_reward_ros.evaluation.replay_run import write_plots
+        from robo_reward_ros.replay.replay_run import write_plots
         summary["plots"] = write_plots(out, " - tiny random model" if tiny else "")
     return summary

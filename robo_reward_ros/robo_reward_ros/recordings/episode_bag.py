@@ -25,8 +25,8 @@ from typing import Iterable, List, Optional
 import numpy as np
 
 from robo_reward_ros.core.frame import Frame
-from robo_reward_ros.evaluation.episode import Episode, FrameTruth
-from robo_reward_ros.evaluation.output_paths import safe_file_name
+from robo_reward_ros.recordings.episode import Episode, FrameTruth
+from robo_reward_ros.recordings.output_paths import safe_file_name
 
 IMAGE_TOPIC = "/camera/image_raw"
 INSTRUCTION_TOPIC = "/instruction"

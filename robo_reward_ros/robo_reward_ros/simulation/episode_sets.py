@@ -16,8 +16,8 @@ def make_sim_bags(out: str, scenarios: Sequence[str] = (), steps: int = 100, siz
                   seeds: int = 1, force: bool = False, log=print) -> List[str]:
     """Render and write the bags; an existing bag is kept unless ``force``. Returns their paths."""
     import shutil
-    from robo_reward_ros.evaluation.episode_bag import write_episode_bag
-    from robo_reward_ros.evaluation.metaworld_episodes import (SCENARIOS, generate_episode,
+    from robo_reward_ros.recordings.episode_bag import write_episode_bag
+    from robo_reward_ros.simulation.metaworld_episodes import (SCENARIOS, generate_episode,
                                                                scenario_by_name)
     chosen = [scenario_by_name(n) for n in scenarios] if scenarios else list(SCENARIOS)
     paths = []
@@ -47,8 +47,8 @@ def make_video_bags(out: str, videos: Sequence[str], instructions: Sequence[str]
                     outcome: str = "", sample_fps: float = 10.0, max_pixels: int = 224 * 224,
                     force: bool = False, log=print) -> List[str]:
     import shutil
-    from robo_reward_ros.evaluation.episode_bag import write_episode_bag
-    from robo_reward_ros.evaluation.video_episodes import video_episode
+    from robo_reward_ros.recordings.episode_bag import write_episode_bag
+    from robo_reward_ros.simulation.video_episodes import video_episode
     if len(instructions) == 1:
         instructions = list(instructions) * len(videos)
     if len(instructions) != len(videos):
@@ -84,7 +84,7 @@ def make_video_bags(out: str, videos: Sequence[str], instructions: Sequence[str]
 
 
 def robot_clip_videos(folder: str) -> List[tuple]:
-    from robo_reward_ros.evaluation.video_episodes import ROBOT_CLIP_INSTRUCTIONS
+    from robo_reward_ros.simulation.video_episodes import ROBOT_CLIP_INSTRUCTIONS
     found = [(os.path.join(folder, stem + ".mp4"), text)
              for stem, text in ROBOT_CLIP_INSTRUCTIONS.items()
              if os.path.isfile(os.path.join(folder, stem + ".mp4"))]

@@ -23,7 +23,7 @@ from typing import Any, Dict, List, Optional
 
 import numpy as np
 
-from robo_reward_ros.evaluation.output_paths import UnsafeOutputPath, path_inside, safe_file_name
+from robo_reward_ros.recordings.output_paths import UnsafeOutputPath, path_inside, safe_file_name
 
 REWARD_TOPIC = "/reward"
 TASK_STATE_TOPIC = "/task_state"
@@ -243,7 +243,7 @@ class EpisodeMcapWriter:
 
     def open(self, recorded) -> EpisodeMcap:
         """Start a streamed episode's MCAP; the replay attaches its trace and feeds camera messages."""
-        from robo_reward_ros.evaluation.recording import COMPRESSED_TYPE, IMAGE_TYPE
+        from robo_reward_ros.recordings.robot_recording import COMPRESSED_TYPE, IMAGE_TYPE
         types = {t: COMPRESSED_TYPE if recorded.compressed[t] else IMAGE_TYPE for t in recorded.camera_topics}
         episode = EpisodeMcap(self.path(recorded.name), self.store, types, self.values)
         self.written.append(episode.path)
@@ -251,7 +251,7 @@ class EpisodeMcapWriter:
 
     def write_episode(self, trace) -> str:
         """Write an episode held in memory (the project's own bags): frames as rgb8 on /camera/image_raw."""
-        from robo_reward_ros.evaluation.episode_bag import BASE_STAMP_NS, IMAGE_TOPIC, IMAGE_TYPE
+        from robo_reward_ros.recordings.episode_bag import BASE_STAMP_NS, IMAGE_TOPIC, IMAGE_TYPE
         episode = EpisodeMcap(self.path(trace.episode.name), self.store, {IMAGE_TOPIC: IMAGE_TYPE},
                               self.values)
         trace.origin_ns = trace.origin_ns or BASE_STAMP_NS

@@ -32,7 +32,7 @@ def _split(panels: List[str], direction: str):
 def make_layout(camera_topics: Sequence[str], camera_names: Optional[Sequence[str]] = None,
                 namespace: str = "") -> Dict[str, object]:
     """Build the layout; ``camera_names`` are the ``camera`` fields of RewardEstimate (default: topics)."""
-    from robo_reward_ros.core.node_settings import camera_name
+    from robo_reward_ros.settings.node_settings import camera_name
     names = list(camera_names or [camera_name(t) for t in camera_topics])
     prefix = namespace.rstrip("/")
     reward, state, failures = f"{prefix}/reward", f"{prefix}/task_state", f"{prefix}/failure_events"

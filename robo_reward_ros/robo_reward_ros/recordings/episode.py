@@ -1,4 +1,4 @@
-"""An evaluation episode: camera frames, the task, and (when known) ground truth per frame.
+"""An episode: camera frames, the task, and (when known) ground truth per frame.
 
 Ground truth, per frame: the stage being worked on, whether that stage's success condition
 holds, and a progress label in [0, 1] for that stage. Per episode: the outcome (``success``,

@@ -5,39 +5,21 @@ offline replay (except camera QoS: reliable with a deep queue, so the replay los
 then per episode: sets the task (``~/set_task``), starts an episode named after it
 (``~/start_episode``), publishes the frames in real time on the camera topic (stamped now +
 their offset in the episode), and collects ``reward``, ``failure_events`` and ``task_state``
-until the node has scored the last frame. Imports rclpy (the only evaluation module that does).
+until the node has scored the last frame. Imports rclpy: a ROS client of the node, not an offline tool.
 """
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import time
 from typing import Any, Dict, List, Optional
 
-from robo_reward_ros.evaluation.episode import Episode
-from robo_reward_ros.evaluation.trace import EpisodeTrace, EstimateRecord, EventRecord
+from robo_reward_ros.node.node_process import (installed_executable, node_argv, start_process,
+                                               stop_process)
+from robo_reward_ros.recordings.episode import Episode
+from robo_reward_ros.recordings.trace import EpisodeTrace, EstimateRecord, EventRecord
 
 LIVE_OVERRIDES = {"cameras.qos.reliability": "reliable", "cameras.qos.depth": 100}
-
-
-def ros_value(value: Any) -> str:
-    """Format a parameter value as ``-p name:=VALUE`` text (YAML): strings quoted, lists in flow style."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, (str, list, tuple)):
-        return json.dumps(list(value) if isinstance(value, tuple) else value)
-    return repr(value)
-
-
-def node_argv(executable: str, values: Dict[str, Any]) -> List[str]:
-    from robo_reward_ros.core.node_settings import SPECS
-    argv = [executable, "--ros-args"]
-    for spec in SPECS:
-        value = values[spec.name]
-        if value != spec.default or spec.name.startswith("model."):
-            argv += ["-p", f"{spec.name}:={ros_value(value)}"]
-    return argv
 
 
 class EpisodePlayer:
@@ -203,24 +185,7 @@ def trace_from_messages(episode: Episode, estimates, failures, states, offset: f
 
 
 def start_node(values: Dict[str, Any], log_path: str) -> subprocess.Popen:
-    from robo_reward_ros.demo import installed_executable
-    log = open(log_path, "wb")
-    try:
-        return subprocess.Popen(node_argv(installed_executable("reward_node"), values),
-                                stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-    finally:
-        log.close()  # the child has its own copy of the descriptor
-
-
-def stop_process(process: subprocess.Popen, timeout: float = 30.0) -> int:
-    import signal
-    if process.poll() is None:
-        process.send_signal(signal.SIGINT)
-    try:
-        return process.wait(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        return process.wait()
+    return start_process(node_argv(installed_executable("reward_node"), values), log_path)
 
 
 def _tail(path: str, size: int = 4096) -> bytes:
@@ -249,7 +214,7 @@ def _image(rgb, stamp: float):
 def live_replay_all(values: Dict[str, Any], bags: List[str], log_path: str,
                     max_frames: Optional[int] = None, log=print) -> List[EpisodeTrace]:
     """Start the installed node with ``values`` (+ LIVE_OVERRIDES), play every bag, stop it."""
-    from robo_reward_ros.evaluation.episode_bag import read_episode_bag
+    from robo_reward_ros.recordings.episode_bag import read_episode_bag
     os.makedirs(os.path.dirname(os.path.abspath(log_path)), exist_ok=True)
     values = {**values, **LIVE_OVERRIDES}
     process = start_node(values, log_path)
@@ -275,13 +240,13 @@ def live_replay_all(values: Dict[str, Any], bags: List[str], log_path: str,
 
 
 def main(argv=None) -> int:
-    """``python -m robo_reward_ros.evaluation.live_replay BAG...``: play recorded episodes to a running reward node.
+    """``python -m robo_reward_ros.node.live_replay BAG...``: play recorded episodes to a running reward node.
 
     A camera and task source (the demo's camera process).
     """
     import argparse
     import sys
-    from robo_reward_ros.evaluation.episode_bag import find_bags, read_episode_bag
+    from robo_reward_ros.recordings.episode_bag import find_bags, read_episode_bag
     parser = argparse.ArgumentParser(description=main.__doc__.splitlines()[0])
     parser.add_argument("bags", nargs="+")
     parser.add_argument("--camera-topic", default="camera/image_raw")

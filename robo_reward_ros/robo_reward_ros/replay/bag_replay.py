@@ -1,8 +1,8 @@
 """Every episode of a list of bags through the offline replay: the project's own bags and robots' recordings alike.
 
 The project's bags (``/episode`` metadata, maybe ground truth) are read whole, as before: they are
-short and their truth is needed for the metrics. Any other recording is streamed (evaluation/
-recording.py). Episodes scored before with the same key are taken from ``OUT/scored`` unless
+short and their truth is needed for the metrics. Any other recording is streamed
+(recordings/robot_recording.py). Episodes scored before with the same key are taken from ``OUT/scored`` unless
 forced; a bag that cannot be read (or a camera none of whose frames decode) is reported by bag and
 topic and the run goes on with the next.
 """
@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Callable, List, Optional, Sequence, Tuple
 
-from robo_reward_ros.evaluation.recording import RecordingError, RecordingOptions
+from robo_reward_ros.recordings.robot_recording import RecordingError, RecordingOptions
 
 
 @dataclasses.dataclass
@@ -28,8 +28,8 @@ def replay_bags(replayer, bags: Sequence[str], out: str, reading: RecordingOptio
                 episode_writer: Optional[Callable] = None) -> BagReplayResult:
     """Replay every episode of ``bags``; ``episode_writer`` (an EpisodeMcapWriter, or None) writes their MCAPs."""
     from tqdm import tqdm
-    from robo_reward_ros.evaluation.recording import camera_message_count, is_own_layout
-    from robo_reward_ros.evaluation.scored_episodes import ScoredEpisodes, episode_key
+    from robo_reward_ros.recordings.robot_recording import camera_message_count, is_own_layout
+    from robo_reward_ros.replay.scored_episodes import ScoredEpisodes, episode_key
     scored = ScoredEpisodes(out, force)
     result = BagReplayResult([], [])
     streamed_by_default = reading != RecordingOptions(max_frames=reading.max_frames)
@@ -61,7 +61,7 @@ def replay_bags(replayer, bags: Sequence[str], out: str, reading: RecordingOptio
 
 def _replay_own_bag(replayer, bag, reading, run_key, scored, result, frames_bar, episodes_bar,
                     episode_writer, episode_key) -> None:
-    from robo_reward_ros.evaluation.episode_bag import read_episode_bag
+    from robo_reward_ros.recordings.episode_bag import read_episode_bag
     key = episode_key(run_key, bag, 0)
     episode = read_episode_bag(bag, reading.max_frames)
     stored = scored.load(episode.name, key)
@@ -80,7 +80,7 @@ def _replay_own_bag(replayer, bag, reading, run_key, scored, result, frames_bar,
 
 def _replay_recording(replayer, bag, reading, run_key, scored, result, frames_bar, episodes_bar,
                       episode_writer, episode_key) -> None:
-    from robo_reward_ros.evaluation.recording import read_recording
+    from robo_reward_ros.recordings.robot_recording import read_recording
     for recorded in read_recording(bag, reading):
         episodes_bar.set_postfix_str(recorded.name)
         key = episode_key(run_key, bag, recorded.index)

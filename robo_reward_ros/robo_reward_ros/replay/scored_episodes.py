@@ -14,8 +14,8 @@ import json
 import os
 from typing import Any, Dict, List, Optional
 
-from robo_reward_ros.evaluation.output_paths import path_inside, safe_file_name
-from robo_reward_ros.evaluation.trace import EpisodeTrace, EstimateRecord, EventRecord
+from robo_reward_ros.recordings.output_paths import path_inside, safe_file_name
+from robo_reward_ros.recordings.trace import EpisodeTrace, EstimateRecord, EventRecord
 
 FOLDER = "scored"
 

@@ -29,7 +29,7 @@ from typing import Callable, List, Optional, Sequence
 import numpy as np
 
 from robo_reward_ros.core.frame import Frame
-from robo_reward_ros.evaluation.episode import Episode, FrameTruth
+from robo_reward_ros.recordings.episode import Episode, FrameTruth
 
 STEP_SEC = 0.1
 CAMERA = "corner"
@@ -130,7 +130,11 @@ class CornerCamera:
         self._renderer.close()
 
 
-def _expert_success_step(scenario: Scenario, steps: int) -> Optional[int]:
+def expert_success_step(scenario: Scenario, steps: int) -> Optional[int]:
+    """Return the first step at which the unchanged expert succeeds in this scenario's scene (None: never).
+
+    Scenarios that change the expert (a drop, a slow start) and the training set cut at it.
+    """
     env, obs = make_env(scenario.env, scenario.seed)
     policy = expert_policy(scenario.env)
     try:
@@ -157,7 +161,7 @@ def generate_episode(scenario: Scenario, steps: int = 100, size: int = 224,
                                        name=f"{scenario.name}_s{scenario.seed + seed_offset}")
     length = steps
     if scenario.mode == "truncated":
-        first = _expert_success_step(scenario, steps)
+        first = expert_success_step(scenario, steps)
         if first is None:
             raise RuntimeError(f"{scenario.name}: the expert did not succeed in {steps} steps")
         length = max(2, int(first * scenario.fraction))

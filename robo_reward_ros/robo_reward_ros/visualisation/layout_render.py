@@ -17,8 +17,8 @@ def _read(mcap_dir: str, layout: Dict[str, Any], at: Optional[float]):
     """Series of every plotted topic, the camera frames nearest ``at``, and the raw messages shown."""
     from rosbags.rosbag2 import Reader
     from robo_reward_ros.core.image_decoding import decode_compressed, decode_raw
-    from robo_reward_ros.evaluation.episode_mcap import typestore_with_messages
-    from robo_reward_ros.evaluation.foxglove_layout import panels
+    from robo_reward_ros.recordings.episode_mcap import typestore_with_messages
+    from robo_reward_ros.visualisation.foxglove_layout import panels
     store = typestore_with_messages()
     kinds = panels(layout)
     image_topics = {c["imageMode"]["imageTopic"] for kind, c in kinds if kind == "Image"}
@@ -47,7 +47,7 @@ def _read(mcap_dir: str, layout: Dict[str, Any], at: Optional[float]):
 
 
 def _values(messages, path: str) -> Tuple[List[float], List[float]]:
-    from robo_reward_ros.evaluation.foxglove_layout import parse_path
+    from robo_reward_ros.visualisation.foxglove_layout import parse_path
     topic, condition, field = parse_path(path)
     xs, ys = [], []
     for t, msg in messages.get(topic, []):
@@ -69,7 +69,7 @@ def render_layout(mcap_dir: str, layout: Dict[str, Any], out_png: str, at: Optio
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    from robo_reward_ros.evaluation.foxglove_layout import panels
+    from robo_reward_ros.visualisation.foxglove_layout import panels
     kinds = panels(layout)
     messages, _, _ = _read(mcap_dir, layout, None) if at is None else ({}, {}, {})
     failure_topic = next((c["topicPath"] for kind, c in kinds if kind == "RawMessages"), "")

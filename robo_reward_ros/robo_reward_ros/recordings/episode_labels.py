@@ -23,7 +23,7 @@ import dataclasses
 import os
 from typing import Any, Dict, List, Optional, Sequence
 
-from robo_reward_ros.evaluation.episode import OUTCOMES
+from robo_reward_ros.recordings.episode import OUTCOMES
 
 FIELDS = ("outcome", "success_sec", "failure_sec", "task", "failure_kind")
 

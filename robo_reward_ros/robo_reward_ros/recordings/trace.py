@@ -15,7 +15,7 @@ import json
 import os
 from typing import Any, Dict, List, Optional, Sequence
 
-from robo_reward_ros.evaluation.episode import Episode, truth_at
+from robo_reward_ros.recordings.episode import Episode, truth_at
 
 ESTIMATE_CSV_FIELDS = ("episode", "stamp", "stage", "progress", "success_prob", "reward",
                        "stage_succeeded", "frames", "latency_s", "gt_stage", "gt_success",

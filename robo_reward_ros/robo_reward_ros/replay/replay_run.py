@@ -8,12 +8,12 @@ import json
 import os
 from typing import Optional, Sequence
 
-from robo_reward_ros.evaluation.output_paths import path_inside, safe_file_name
+from robo_reward_ros.recordings.output_paths import path_inside, safe_file_name
 
 
 def write_plots(out_dir: str, note: str = "", live_dir: Optional[str] = None) -> list:
-    from robo_reward_ros.evaluation.plots import plot_episode
-    from robo_reward_ros.evaluation.trace import read_replay
+    from robo_reward_ros.visualisation.plots import plot_episode
+    from robo_reward_ros.recordings.trace import read_replay
     data = read_replay(out_dir)
     live = read_replay(live_dir)["estimates"] if live_dir else {}
     os.makedirs(os.path.join(out_dir, "plots"), exist_ok=True)
@@ -33,16 +33,16 @@ def run_replay(bags: Sequence[str], out: str, model: str = "", backend: str = ""
 
     The model: see replay.offline_parameter_values (the demo preset by default).
 
-    ``ray`` (evaluation.ray_replay.RayOptions, or None): spread the bags over Ray workers instead.
+    ``ray`` (replay.ray_replay.RayOptions, or None): spread the bags over Ray workers instead.
     """
     import dataclasses
-    from robo_reward_ros.evaluation.bag_replay import replay_bags
-    from robo_reward_ros.evaluation.episode_bag import find_bags
-    from robo_reward_ros.evaluation.recording import RecordingOptions
-    from robo_reward_ros.evaluation.replay import (OfflineReplay, model_info,
-                                                   offline_parameter_values)
-    from robo_reward_ros.evaluation.scored_episodes import run_key
-    from robo_reward_ros.evaluation.trace import write_traces
+    from robo_reward_ros.replay.bag_replay import replay_bags
+    from robo_reward_ros.recordings.episode_bag import find_bags
+    from robo_reward_ros.recordings.robot_recording import RecordingOptions
+    from robo_reward_ros.replay.offline_replay import (OfflineReplay, model_info,
+                                                       offline_parameter_values)
+    from robo_reward_ros.replay.scored_episodes import run_key
+    from robo_reward_ros.recordings.trace import write_traces
     reading = reading or RecordingOptions()
     if max_frames is not None:
         reading = dataclasses.replace(reading, max_frames=max_frames)
@@ -58,8 +58,8 @@ def run_replay(bags: Sequence[str], out: str, model: str = "", backend: str = ""
     if ray is not None:
         if live:
             raise ValueError("--live runs the installed node on this machine; it does not combine with --ray")
-        from robo_reward_ros.core.node_settings import read_settings
-        from robo_reward_ros.evaluation.ray_replay import replay_bags_on_ray
+        from robo_reward_ros.settings.node_settings import read_settings
+        from robo_reward_ros.replay.ray_replay import replay_bags_on_ray
         done, written = replay_bags_on_ray(values, paths, out, reading, key, force, mcap, ray,
                                            progress_bar, log)
         summary = _write_results(done, out, info, mcap, written, reading, read_settings(values).monitor.cameras[0])
@@ -67,7 +67,7 @@ def run_replay(bags: Sequence[str], out: str, model: str = "", backend: str = ""
         replayer = OfflineReplay(values)
         writer = None
         if mcap:
-            from robo_reward_ros.evaluation.episode_mcap import EpisodeMcapWriter
+            from robo_reward_ros.recordings.episode_mcap import EpisodeMcapWriter
             writer = EpisodeMcapWriter(os.path.join(out, "mcap"), values)
         try:
             # --live compares against the episodes' frames: no stored results
@@ -76,7 +76,7 @@ def run_replay(bags: Sequence[str], out: str, model: str = "", backend: str = ""
                                      replayer.camera)
             if live:
                 from robo_reward_ros.evaluation.agreement import compare
-                from robo_reward_ros.evaluation.live_replay import live_replay_all
+                from robo_reward_ros.node.live_replay import live_replay_all
                 live_dir = os.path.join(out, "live")
                 live_traces = live_replay_all(values, paths, os.path.join(live_dir, "reward_node.log"),
                                               max_frames, log)
@@ -99,9 +99,9 @@ def _check_some_bag_reads(paths: Sequence[str], reading) -> None:
     A missing topic or instruction is found by opening the bag and reading its small topics;
     with some bags readable, the others are reported in turn, as always.
     """
-    from robo_reward_ros.evaluation.bag_replay import bag_error
-    from robo_reward_ros.evaluation.recording import (RecordingError, RecordingOptions,
-                                                      is_own_layout, read_recording)
+    from robo_reward_ros.replay.bag_replay import bag_error
+    from robo_reward_ros.recordings.robot_recording import (RecordingError, RecordingOptions,
+                                                            is_own_layout, read_recording)
     problems = []
     for bag in paths:
         try:
@@ -121,7 +121,7 @@ def _check_some_bag_reads(paths: Sequence[str], reading) -> None:
 
 def _write_results(done, out: str, info: dict, mcap: bool, written: list, reading, camera: str) -> dict:
     """Write the run's logs (traces in bag order) and, with MCAPs, their Foxglove layout; return the summary."""
-    from robo_reward_ros.evaluation.trace import write_traces
+    from robo_reward_ros.recordings.trace import write_traces
     if not done.traces:
         raise ValueError("no episode could be replayed: " + "; ".join(done.errors))
     write_traces(done.traces, out, {**info, "errors": done.errors})
@@ -139,7 +139,7 @@ def _write_run_layout(folder: str, reading, traces, own_camera: str) -> str:
 
     The project's own bags have one camera, /camera/image_raw, named ``own_camera`` in estimates.
     """
-    from robo_reward_ros.evaluation.foxglove_layout import make_layout, write_layout
+    from robo_reward_ros.visualisation.foxglove_layout import make_layout, write_layout
     cameras = {}
     for trace in traces:
         for name, stats in trace.summary().get("cameras", {}).items():

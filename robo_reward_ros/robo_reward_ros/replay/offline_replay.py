@@ -17,8 +17,8 @@ from robo_reward_ros.core.frame_intake import FrameIntake, ManualClock
 from robo_reward_ros.core.reward_pipeline import CameraResult, RewardPipeline
 from robo_reward_ros.core.task_monitor import MonitorUpdate, TaskMonitor
 from robo_reward_ros.core.task_spec import build_task
-from robo_reward_ros.evaluation.episode import Episode
-from robo_reward_ros.evaluation.trace import EpisodeTrace, EstimateRecord, EventRecord
+from robo_reward_ros.recordings.episode import Episode
+from robo_reward_ros.recordings.trace import EpisodeTrace, EstimateRecord, EventRecord
 
 
 def node_parameter_values(model: str, backend: str = "robometer", precision: str = "fp32",
@@ -28,7 +28,7 @@ def node_parameter_values(model: str, backend: str = "robometer", precision: str
 
     ``overrides`` uses node parameter names. The live replay passes the same values to the node.
     """
-    from robo_reward_ros.core.node_settings import SPECS
+    from robo_reward_ros.settings.parameter_table import SPECS
     values = {spec.name: spec.default for spec in SPECS}
     values.update({"model.preset": "", "model.id": model, "model.backend": backend,
                    "model.precision": precision, "model.device": device,
@@ -57,7 +57,7 @@ def offline_parameter_values(model: str = "", backend: str = "", precision: str 
     overrides = dict(parse_param(p) for p in params)
     tiny = model == TINY_RANDOM_MODEL
     if tiny:
-        from robo_reward_ros.evaluation.demo_assets import demo_checkpoint
+        from robo_reward_ros.simulation.demo_assets import demo_checkpoint
         model = demo_checkpoint(log)
     if model:
         return node_parameter_values(model, backend or ("robometer" if tiny else "auto"), precision or "fp32", device,
@@ -68,7 +68,7 @@ def offline_parameter_values(model: str = "", backend: str = "", precision: str 
 
 def model_info(values: Dict[str, Any], tiny: bool) -> Dict[str, Any]:
     """Describe the model as the run's logs record it (what ``robo-reward eval`` loads again)."""
-    from robo_reward_ros.core.node_settings import model_settings
+    from robo_reward_ros.settings.node_settings import model_settings
     spec = model_settings(values)
     preset = str(values["model.preset"]).strip()
     named = f"preset {preset}: " if preset not in ("", "none") else ""
@@ -113,7 +113,7 @@ class OfflineReplay:
     """One model, one fresh pipeline and monitor per episode (as after a node reset)."""
 
     def __init__(self, values: Dict[str, Any], model=None) -> None:
-        from robo_reward_ros.core.node_settings import read_settings
+        from robo_reward_ros.settings.node_settings import read_settings
         self.values = values
         self.settings = read_settings(values)
         if model is None:
@@ -145,8 +145,8 @@ class OfflineReplay:
 
         ``sink`` (an episode MCAP writer) receives each camera message, estimate and event.
         """
-        from robo_reward_ros.core.node_settings import camera_name, read_settings
-        from robo_reward_ros.evaluation.recording import typestore
+        from robo_reward_ros.settings.node_settings import camera_name, read_settings
+        from robo_reward_ros.recordings.robot_recording import typestore
         settings = read_settings({**self.values, "cameras.topics": list(recorded.camera_topics)})
         names = {topic: camera_name(topic) for topic in recorded.camera_topics}
         store = typestore()
@@ -191,7 +191,7 @@ class OfflineReplay:
         For datasets whose videos are decoded one frame at a time (LeRobot); ``cameras`` name the
         streams as estimates will.
         """
-        from robo_reward_ros.core.node_settings import read_settings
+        from robo_reward_ros.settings.node_settings import read_settings
         settings = read_settings({**self.values, "cameras.topics": list(cameras)})
         episode = Episode(name=name, instructions=tuple(s.instruction for s in task.stages), frames=[],
                           source=source, info=dict(info or {}))
@@ -311,7 +311,7 @@ def replay_all(replayer: OfflineReplay, bags: List[str], progress_bar: bool = Tr
                max_frames: Optional[int] = None) -> List[EpisodeTrace]:
     """Read and replay each bag with a tqdm bar over all frames."""
     from tqdm import tqdm
-    from robo_reward_ros.evaluation.episode_bag import read_episode_bag
+    from robo_reward_ros.recordings.episode_bag import read_episode_bag
     episodes = [(bag, read_episode_bag(bag, max_frames)) for bag in bags]
     traces = []
     with tqdm(total=sum(len(e.frames) for _, e in episodes), unit="frame",

@@ -13,6 +13,17 @@ from robo_reward_ros.models.loading.bundled_demo import building, cache_dir
 
 ROBOT_CLIPS_ENV = "ROBO_REWARD_ROBOT_CLIPS"
 
+# A success (progress rises), a dropped puck (a failure to catch), a two-stage task (a stage advance).
+DEMO_SCENARIOS = ("pick_place_expert", "pick_place_dropped", "drawer_open_then_close")
+# Rules for 10-second clips (the node's defaults suit minutes-long episodes): see the README.
+DEMO_PARAMETERS = {"failure.stall_window_sec": 4.0, "failure.low_progress_grace_sec": 5.0,
+                   "inference.rate_hz": 2.0}
+# The random model's success head sits near 0.7: a higher threshold keeps it from declaring
+# every episode a success at once.
+RANDOM_MODEL_PARAMETERS = {**DEMO_PARAMETERS, "success.threshold": 0.9}
+ROBOT_LINE = ("ros2 launch robo_reward_ros reward.launch.py camera_topics:=/camera/color/image_raw "
+              "instruction:=\"pick up the red block\"   # model_preset robometer-4b-nf4 (default)")
+
 
 def demo_checkpoint(log=print) -> str:
     """Return a tiny Robometer-layout checkpoint (random weights), built once."""
@@ -26,7 +37,7 @@ def demo_checkpoint(log=print) -> str:
 
 
 def demo_sim_bags(scenarios=(), steps: int = 100, log=print) -> List[str]:
-    from robo_reward_ros.evaluation.episode_sets import make_sim_bags
+    from robo_reward_ros.simulation.episode_sets import make_sim_bags
     out = os.path.join(cache_dir(), "bags", "metaworld")
     with building(out):
         return make_sim_bags(out, scenarios, steps, log=log)
@@ -50,7 +61,7 @@ def demo_clip_bags(log=print) -> List[str]:
     folder = robot_clips_dir()
     if folder is None:
         return []
-    from robo_reward_ros.evaluation.episode_sets import make_video_bags, robot_clip_videos
+    from robo_reward_ros.simulation.episode_sets import make_video_bags, robot_clip_videos
     videos = robot_clip_videos(folder)
     out = os.path.join(cache_dir(), "bags", "robot-clips")
     with building(out):

@@ -1,0 +1,1 @@
+"""Recorded episodes through the node's own reward pipeline, offline: in one process or on Ray."""

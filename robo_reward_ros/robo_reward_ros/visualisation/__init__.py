@@ -1,0 +1,1 @@
+"""What a person looks at: replay plots, Foxglove layouts and stills of them (matplotlib)."""
