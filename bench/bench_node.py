@@ -34,6 +34,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import bench_common as common  # noqa: E402
+from robo_reward_ros.core.stamps import to_seconds  # noqa: E402
 
 CAMERA_TOPIC = "camera/image_raw"
 INSTRUCTION = "put the green stick in the brown bowl"
@@ -141,11 +142,11 @@ class Listener:
             self.executor.spin_once(timeout_sec=0.05)
 
     def _on_estimate(self, msg):
-        self.estimates.append((time.time(), msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9,
+        self.estimates.append((time.time(), to_seconds(msg.header.stamp),
                                msg.inference_latency_sec))
 
     def _on_image(self, msg):
-        self.probe.append(time.time() - (msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9))
+        self.probe.append(time.time() - to_seconds(msg.header.stamp))
 
     def _on_diag(self, msg):
         for status in msg.status:

@@ -72,7 +72,7 @@ def train(env, minutes: float, iterations: int, seed: int, log):
 
 
 def make_env(reward: str, processes: list):
-    from robo_reward_ros.evaluation.metaworld_episodes import CornerCamera, make_env as metaworld_env
+    from robo_reward_ros.simulation.metaworld_episodes import CornerCamera, make_env as metaworld_env
     env, _ = metaworld_env("reach-v3", 0)
     if reward == "env":
         return env, None

@@ -24,6 +24,7 @@ import sys
 import time
 from typing import List
 
+from robo_reward_ros.core.stamps import to_seconds
 from robo_reward_ros.simulation.demo_assets import (DEMO_PARAMETERS, DEMO_SCENARIOS,
                                                     RANDOM_MODEL_PARAMETERS, ROBOT_LINE)
 
@@ -161,7 +162,7 @@ def _write_outputs(bags: List[str], episodes, seen, out: str, tiny: bool) -> Lis
         # The window keeps the stage's first frame: the first estimate's first frame stamp is
         # the episode's first frame.
         first = mine[0].frame_stamps[0]
-        offset = first.sec + first.nanosec * 1e-9 - episode.frames[0].stamp
+        offset = to_seconds(first) - episode.frames[0].stamp
         traces.append(trace_from_messages(episode, seen["estimates"], seen["failures"],
                                           seen["states"], offset, bag))
     if not traces:

@@ -10,17 +10,21 @@ from __future__ import annotations
 import sys
 from typing import Callable, Dict, Optional, Sequence, Tuple
 
-STATUS_NAMES = {0: "idle", 1: "running", 2: "stage_succeeded", 3: "succeeded", 4: "failed",
-                5: "timed_out"}
-FAILURE_KINDS = {1: "regression", 2: "stall", 3: "low_progress", 4: "timeout",
-                 5: "camera_stale", 6: "model_error", 7: "episode_log_error"}
+from robo_reward_ros.core.events import FailureKind, TaskStatus
+from robo_reward_ros.core.stamps import to_seconds
+
 LEVEL_NAMES = {0: "OK", 1: "WARN", 2: "ERROR", 3: "STALE"}
-RUNNING, STAGE_SUCCEEDED = 1, 2
+
+
+def _name(kind, value: int) -> str:
+    """Return the lower-case name of a message constant (the core enums equal them), or the number."""
+    try:
+        return kind(value).name.lower()
+    except ValueError:
+        return str(value)
+
+
 _ANSI = {"good": "\033[1;32m", "bad": "\033[1;31m", "warn": "\033[33m", "head": "\033[1m"}
-
-
-def _seconds(stamp) -> float:
-    return stamp.sec + stamp.nanosec * 1e-9
 
 
 def _level(status) -> int:
@@ -48,7 +52,7 @@ class DemoConsole:
             self._say(f"task_state: {self._describe_state(msg)}")
             return
         # stage_succeeded then running in the same stage is one change; repeats are not news.
-        status = RUNNING if msg.status == STAGE_SUCCEEDED else msg.status
+        status = TaskStatus.RUNNING if msg.status == TaskStatus.STAGE_SUCCEEDED else msg.status
         key = (msg.episode_id, msg.stage_index, msg.stage_count, status)
         if key == self._state:
             return
@@ -59,13 +63,13 @@ class DemoConsole:
         # No time on state lines: the estimate that decided carries it (the summary's time).
         self._header(msg.episode_id)
         stage = self._stage(msg.stage_index, msg.stage_count)
-        if msg.status == STAGE_SUCCEEDED:
+        if msg.status == TaskStatus.STAGE_SUCCEEDED:
             self._say(f">> {msg.reason}; next {stage}: '{msg.instruction}'", "good")
-        elif msg.status == 3:
+        elif msg.status == TaskStatus.SUCCEEDED:
             self._say(f">> SUCCEEDED ({msg.reason})", "good")
-        elif msg.status in (4, 5):
-            self._say(f">> {STATUS_NAMES[msg.status].upper()} in {stage} ({msg.reason})", "bad")
-        elif msg.status == RUNNING:
+        elif msg.status in (TaskStatus.FAILED, TaskStatus.TIMED_OUT):
+            self._say(f">> {_name(TaskStatus, msg.status).upper()} in {stage} ({msg.reason})", "bad")
+        elif msg.status == TaskStatus.RUNNING:
             self._say(f"   running {stage} ({msg.reason})")
         else:
             self._say(f"   idle ({msg.reason})")
@@ -74,7 +78,7 @@ class DemoConsole:
         if msg.episode_id not in self._first_frame and msg.frame_stamps:
             # The window keeps its stage's first frame: the episode's first estimate starts at
             # the episode's first frame (the same origin the written traces use).
-            self._first_frame[msg.episode_id] = _seconds(msg.frame_stamps[0])
+            self._first_frame[msg.episode_id] = to_seconds(msg.frame_stamps[0])
         success = f"{msg.success_probability:.2f}" if msg.has_success_probability else "n/a"
         if self.verbose:
             self._say(f"reward: {msg.episode_id} stage {msg.stage_index + 1} progress "
@@ -84,14 +88,14 @@ class DemoConsole:
         self._header(msg.episode_id)
         filled = int(round(max(0.0, min(1.0, msg.progress)) * 10))
         stages = self._stage_count(msg.episode_id)
-        self._say(f"   {self._when(msg.episode_id, _seconds(msg.header.stamp))}"
+        self._say(f"   {self._when(msg.episode_id, to_seconds(msg.header.stamp))}"
                   f"{self._stage(msg.stage_index, stages)}  progress {msg.progress:.3f} "
                   f"[{'#' * filled}{' ' * (10 - filled)}]  success {success}  "
                   f"reward {msg.reward:+.3f}  ({msg.inference_latency_sec * 1000:.0f} ms)"
                   + ("  << stage succeeded" if msg.success else ""))
 
     def failure(self, msg) -> None:
-        kind = FAILURE_KINDS.get(msg.kind, str(msg.kind))
+        kind = _name(FailureKind, msg.kind)
         if self.verbose:
             self._say(f"failure event: {msg.episode_id} {kind} (terminal {msg.terminal}): "
                       f"{msg.description}")
@@ -99,7 +103,7 @@ class DemoConsole:
         self._header(msg.episode_id)
         what = kind if msg.task_failure else f"{kind} (a pipeline fault, not the robot's)"
         end = " - ends the episode" if msg.terminal else ""
-        self._say(f"!! {self._when(msg.episode_id, _seconds(msg.header.stamp))}{what}{end}: "
+        self._say(f"!! {self._when(msg.episode_id, to_seconds(msg.header.stamp))}{what}{end}: "
                   f"{msg.description}", "bad" if msg.task_failure else "warn")
 
     def diagnostics(self, msg) -> None:
@@ -153,7 +157,7 @@ class DemoConsole:
         return f"stage {index + 1}/{count}" if count else f"stage {index + 1}"
 
     def _describe_state(self, msg) -> str:
-        status = STATUS_NAMES.get(msg.status, msg.status)
+        status = _name(TaskStatus, msg.status)
         if not msg.stage_count:
             return f"{status}, no task yet" + (f" ({msg.reason})" if msg.reason else "")
         return (f"episode {msg.episode_id} {self._stage(msg.stage_index, msg.stage_count)} {status}: "

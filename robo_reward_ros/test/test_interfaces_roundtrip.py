@@ -58,3 +58,18 @@ def test_services_round_trip_between_processes(ros_node, spawn):
         # The peer derives its reply from the serialized request it received: equal replies
         # mean the request arrived intact and the reply came back intact.
         assert future.result() == filled(srv.Response, reply_seed(request)), srv.__name__
+
+
+def test_the_core_enums_are_the_message_constants():
+    """The core decides in its enums and the messages carry them: one set of numbers and names."""
+    from robo_reward_msgs.msg import FailureEvent, TaskState
+
+    from robo_reward_ros.core.events import FailureKind, Severity, TaskStatus
+
+    def constants(message, prefix):
+        return {name[len(prefix):]: getattr(message, name) for name in dir(message)
+                if name.startswith(prefix)}
+
+    assert constants(TaskState, "STATUS_") == {s.name: s.value for s in TaskStatus}
+    assert constants(FailureEvent, "KIND_") == {k.name: k.value for k in FailureKind}
+    assert constants(FailureEvent, "SEVERITY_") == {s.name: s.value for s in Severity}

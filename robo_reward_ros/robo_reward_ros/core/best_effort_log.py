@@ -163,10 +163,6 @@ class BestEffortEpisodeLog:
         self._attempt()
         return path
 
-    @property
-    def current_path(self) -> Optional[str]:
-        return self._logs[-1].path if self._logs and not self._logs[-1].finished else None
-
     def write_event(self, record: Dict[str, Any]) -> None:
         self._add(record, durable=True)
 

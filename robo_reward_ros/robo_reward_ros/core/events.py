@@ -47,6 +47,11 @@ class TaskStatus(enum.IntEnum):
     FAILED = 4
     TIMED_OUT = 5
 
+    @property
+    def ended(self) -> bool:
+        """Whether an episode in this status has ended with an outcome (not idle, not running)."""
+        return self in (TaskStatus.SUCCEEDED, TaskStatus.FAILED, TaskStatus.TIMED_OUT)
+
 
 class DenseRewardMode(str, enum.Enum):
     """Selectable dense reward; the string values are the ROS parameter values."""

@@ -41,16 +41,13 @@ class SuccessDetector:
         # Fixed cameras make "all"/"majority" wait for cameras that have not reported yet.
         self._fixed_cameras = tuple(cameras)
         self._votes: Dict[str, Deque[bool]] = {}
-        self._last_score: Dict[str, float] = {}
 
     def reset(self) -> None:
         self._votes.clear()
-        self._last_score.clear()
 
     def forget_camera(self, camera: str) -> None:
         """Drop a camera's votes, e.g. after a gap: votes across a gap are not consecutive."""
         self._votes.pop(camera, None)
-        self._last_score.pop(camera, None)
 
     def vote(self, camera: str, success_prob: Optional[float], progress: float) -> float:
         """Record one estimate's vote; returns the score it was judged on.
@@ -64,7 +61,6 @@ class SuccessDetector:
             score, threshold = progress, self._progress_threshold
         votes = self._votes.setdefault(camera, collections.deque(maxlen=self._n))
         votes.append(score >= threshold)
-        self._last_score[camera] = score
         return score
 
     def camera_succeeded(self, camera: str) -> bool:
@@ -89,6 +85,3 @@ class SuccessDetector:
         if self._rule is CameraRule.MAJORITY:
             return 2 * count > len(cameras)
         return count == len(cameras)
-
-    def last_score(self, camera: str) -> Optional[float]:
-        return self._last_score.get(camera)

@@ -16,6 +16,7 @@ from sensor_msgs.msg import CompressedImage, Image
 
 from robo_reward_ros.core.frame_intake import CameraStats, FrameIntake, IntakeResult
 from robo_reward_ros.core.log_text import escape_controls
+from robo_reward_ros.core.stamps import to_seconds
 from robo_reward_ros.node.ros_compat import SubscriptionEventCallbacks
 
 
@@ -58,7 +59,7 @@ class CameraSubscriptions:
             self._take_frame(stats, msg)
 
     def _take_frame(self, stats: CameraStats, msg) -> None:
-        stamp = msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9
+        stamp = to_seconds(msg.header.stamp)
         frame_id = msg.header.frame_id
         if stats.compressed:
             result = self._intake.receive_compressed(stats.name, stamp, msg.format, msg.data,

@@ -14,6 +14,8 @@ import subprocess
 import time
 from typing import Any, Dict, List, Optional
 
+from robo_reward_ros.core.events import FailureKind, TaskStatus
+from robo_reward_ros.core.stamps import split_seconds, to_seconds
 from robo_reward_ros.node.node_process import (installed_executable, node_argv, start_process,
                                                stop_process)
 from robo_reward_ros.recordings.episode import Episode
@@ -110,9 +112,9 @@ class EpisodePlayer:
         hold = self._holder(episode, started, origin, base) if hold_last_frame else None
 
         def finished() -> bool:
-            ended = any(s.episode_id == episode.name and s.status >= 3 for s in self.states)
+            ended = any(s.episode_id == episode.name and TaskStatus(s.status).ended for s in self.states)
             return ended or any(m.episode_id == episode.name
-                                and _seconds(m.header.stamp) >= last - 1e-3
+                                and to_seconds(m.header.stamp) >= last - 1e-3
                                 for m in self.estimates)
 
         try:
@@ -155,15 +157,14 @@ def trace_from_messages(episode: Episode, estimates, failures, states, offset: f
 
     Episode time is message stamp - ``offset``.
     """
-    from robo_reward_ros.core.events import FailureKind, TaskStatus
     trace = EpisodeTrace(episode, bag=bag)
     for msg in [m for m in estimates if m.episode_id == episode.name]:
         success = msg.success_probability if msg.has_success_probability else None
         trace.estimates.append(trace.add_truth(EstimateRecord(
-            episode=episode.name, stamp=_seconds(msg.header.stamp) - offset,
+            episode=episode.name, stamp=to_seconds(msg.header.stamp) - offset,
             stage=msg.stage_index, progress=float(msg.progress), success_prob=success,
             reward=float(msg.reward), stage_succeeded=bool(msg.success),
-            frame_stamps=[_seconds(s) - offset for s in msg.frame_stamps],
+            frame_stamps=[to_seconds(s) - offset for s in msg.frame_stamps],
             frame_progress=[float(v) for v in msg.frame_progress],
             frame_success=[float(v) for v in msg.frame_success_probability],
             latency_s=float(msg.inference_latency_sec), camera=msg.camera)))
@@ -172,12 +173,12 @@ def trace_from_messages(episode: Episode, estimates, failures, states, offset: f
                                             msg.stage_index, "stage_succeeded"))
     for msg in [m for m in failures if m.episode_id == episode.name]:
         trace.events.append(EventRecord(
-            episode.name, _seconds(msg.header.stamp) - offset, msg.stage_index, "failure",
+            episode.name, to_seconds(msg.header.stamp) - offset, msg.stage_index, "failure",
             kind=FailureKind(msg.kind).name.lower(), terminal=msg.terminal,
             task_failure=msg.task_failure, text=msg.description))
-    for msg in [m for m in states if m.episode_id == episode.name and m.status >= 3]:
+    for msg in [m for m in states if m.episode_id == episode.name and TaskStatus(m.status).ended]:
         trace.events.append(EventRecord(
-            episode.name, _seconds(msg.header.stamp) - offset, msg.stage_index,
+            episode.name, to_seconds(msg.header.stamp) - offset, msg.stage_index,
             "episode_ended", status=TaskStatus(msg.status).name.lower(), text=msg.reason))
     trace.estimates.sort(key=lambda e: e.stamp)
     trace.events.sort(key=lambda e: e.stamp)
@@ -194,21 +195,11 @@ def _tail(path: str, size: int = 4096) -> bytes:
         return handle.read()
 
 
-def _seconds(stamp) -> float:
-    return stamp.sec + stamp.nanosec * 1e-9
-
-
 def _image(rgb, stamp: float):
-    from sensor_msgs.msg import Image
-    msg = Image()
-    nanoseconds = int(round(stamp * 1e9))
-    msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(nanoseconds, 1_000_000_000)
-    msg.header.frame_id = "camera"
-    msg.height, msg.width = rgb.shape[:2]
-    msg.encoding = "rgb8"
-    msg.step = msg.width * 3
-    msg.data = rgb.tobytes()
-    return msg
+    from builtin_interfaces.msg import Time
+    from robo_reward_ros.node.image_messages import rgb_image
+    sec, nanosec = split_seconds(stamp)
+    return rgb_image(rgb, Time(sec=sec, nanosec=nanosec), "camera")
 
 
 def live_replay_all(values: Dict[str, Any], bags: List[str], log_path: str,

@@ -10,16 +10,13 @@ from robo_reward_msgs.msg import FailureEvent, ResetRequest, RewardEstimate, Rew
 from robo_reward_ros.core.events import EpisodeEnded, FailureDetected
 from robo_reward_ros.core.events import RewardStep as Step
 from robo_reward_ros.core.reward_pipeline import CameraResult, finite_or_nan
+from robo_reward_ros.core.stamps import split_seconds
 from robo_reward_ros.core.task_monitor import MonitorState
 
 
 def to_time(seconds: float) -> Time:
-    nanoseconds = int(round(seconds * 1e9))
-    return Time(sec=nanoseconds // 1_000_000_000, nanosec=nanoseconds % 1_000_000_000)
-
-
-def to_seconds(stamp: Time) -> float:
-    return stamp.sec + stamp.nanosec * 1e-9
+    sec, nanosec = split_seconds(seconds)
+    return Time(sec=sec, nanosec=nanosec)
 
 
 def estimate_msg(result: CameraResult, model_id: str, precision: str,

@@ -24,6 +24,7 @@ from robo_reward_ros.core.events import FailureKind, TaskStatus
 from robo_reward_ros.core.image_decoding import ImageDecodeError, decode_compressed, decode_raw
 from robo_reward_ros.settings.node_settings import camera_name
 from robo_reward_ros.core.operator_overlay import OverlayState, draw_overlay
+from robo_reward_ros.node.image_messages import rgb_image
 from robo_reward_ros.node.qos_profiles import EVENTS_QOS, LATCHED_LISTENER_QOS
 from robo_reward_ros.node.runner import run_node
 
@@ -92,12 +93,7 @@ class OperatorOverlay(Node):
             self.get_logger().warning(f"{self._camera_topic}: frame skipped: {exc}", throttle_duration_sec=5.0)
             return
         pixels = draw_overlay(rgb, self._state)
-        msg = Image()
-        msg.header = frame.header
-        msg.height, msg.width = pixels.shape[:2]
-        msg.encoding = "rgb8"
-        msg.step = msg.width * 3
-        msg.data = pixels.tobytes()
+        msg = rgb_image(pixels, frame.header.stamp, frame.header.frame_id)
         self._raw.publish(msg)
         if self._jpeg is not None:
             self._jpeg.publish(self._as_jpeg(pixels, frame.header))

@@ -11,6 +11,7 @@ from rclpy.qos import qos_profile_sensor_data
 from sensor_msgs.msg import Image
 
 from robo_reward_ros.simulation.synthetic_scene import render_scene
+from robo_reward_ros.node.image_messages import rgb_image
 from robo_reward_ros.node.runner import run_node
 
 
@@ -33,13 +34,7 @@ class SyntheticCamera(Node):
 
     def _publish_frame(self) -> None:
         pixels = render_scene(self._frame_index, self._width, self._height, self._episode_frames)
-        msg = Image()
-        msg.header.stamp = self.get_clock().now().to_msg()
-        msg.header.frame_id = self._frame_id
-        msg.height, msg.width = pixels.shape[:2]
-        msg.encoding = "rgb8"
-        msg.step = msg.width * 3
-        msg.data = pixels.tobytes()  # bytes, not an array: far faster to assign
+        msg = rgb_image(pixels, self.get_clock().now().to_msg(), self._frame_id)
         self._publisher.publish(msg)
         self._frame_index += 1
 

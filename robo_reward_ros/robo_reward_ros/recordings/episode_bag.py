@@ -25,8 +25,10 @@ from typing import Iterable, List, Optional
 import numpy as np
 
 from robo_reward_ros.core.frame import Frame
+from robo_reward_ros.core.stamps import split_nanoseconds, to_nanoseconds
 from robo_reward_ros.recordings.episode import Episode, FrameTruth
 from robo_reward_ros.recordings.output_paths import safe_file_name
+from robo_reward_ros.recordings.typestore import kilted_typestore
 
 IMAGE_TOPIC = "/camera/image_raw"
 INSTRUCTION_TOPIC = "/instruction"
@@ -38,19 +40,10 @@ BASE_STAMP_NS = 1_700_000_000 * 10**9  # fixed, so the same episode gives the sa
 FRAME_ID = "camera"
 
 
-def _typestore():
-    try:
-        from rosbags.typesys import Stores, get_typestore
-    except ImportError:
-        raise RuntimeError("reading and writing bags needs rosbags: pip install rosbags "
-                           "(pinned in requirements/)") from None
-    return get_typestore(Stores.ROS2_KILTED)
-
-
 def write_episode_bag(episode: Episode, path: str) -> str:
     """Write ``episode`` to a new bag directory ``path`` (it must not exist)."""
     from rosbags.rosbag2 import StoragePlugin, Writer
-    store = _typestore()
+    store = kilted_typestore()
     Image = store.types[IMAGE_TYPE]
     String = store.types[STRING_TYPE]
     Header = store.types["std_msgs/msg/Header"]
@@ -71,7 +64,7 @@ def write_episode_bag(episode: Episode, path: str) -> str:
             stamp = BASE_STAMP_NS + _ns(frame.stamp)
             rgb = np.ascontiguousarray(frame.rgb, dtype=np.uint8)
             height, width = rgb.shape[:2]
-            msg = Image(header=Header(stamp=Time(sec=stamp // 10**9, nanosec=stamp % 10**9),
+            msg = Image(header=Header(stamp=Time(*split_nanoseconds(stamp)),
                                       frame_id=FRAME_ID),
                         height=height, width=width, encoding="rgb8", is_bigendian=0,
                         step=width * 3, data=rgb.reshape(-1))
@@ -95,7 +88,7 @@ def read_episode_bag(path: str, max_frames: Optional[int] = None) -> Episode:
     """
     from rosbags.rosbag2 import Reader
     from robo_reward_ros.core.image_decoding import decode_raw
-    store = _typestore()
+    store = kilted_typestore()
     metadata, instruction = None, None
     frames: List[Frame] = []
     truth_rows = {}
@@ -110,7 +103,7 @@ def read_episode_bag(path: str, max_frames: Optional[int] = None) -> Episode:
                 if max_frames is not None and len(frames) >= max_frames:
                     continue
                 # Integer nanoseconds: seconds since 1970 as a float would lose the sub-us part.
-                stamp_ns = msg.header.stamp.sec * 10**9 + msg.header.stamp.nanosec
+                stamp_ns = to_nanoseconds(msg.header.stamp)
                 rgb = decode_raw(msg.encoding, msg.height, msg.width, msg.step,
                                  bytes(msg.data))
                 frames.append(Frame(stamp=stamp_ns, rgb=rgb))

@@ -23,7 +23,9 @@ from typing import Any, Dict, List, Optional
 
 import numpy as np
 
+from robo_reward_ros.core.stamps import split_nanoseconds
 from robo_reward_ros.recordings.output_paths import UnsafeOutputPath, path_inside, safe_file_name
+from robo_reward_ros.recordings.typestore import kilted_typestore
 
 REWARD_TOPIC = "/reward"
 TASK_STATE_TOPIC = "/task_state"
@@ -48,8 +50,8 @@ def message_definitions_dir() -> str:
 
 def typestore_with_messages():
     """Return a Kilted typestore that also knows robo_reward_msgs (parsed from the .msg files)."""
-    from rosbags.typesys import Stores, get_types_from_msg, get_typestore
-    store = get_typestore(Stores.ROS2_KILTED)
+    from rosbags.typesys import get_types_from_msg
+    store = kilted_typestore()
     folder = message_definitions_dir()
     types = {}
     for name in MESSAGES:
@@ -169,11 +171,11 @@ class EpisodeMcap:
     def _header(self, stamp_ns: int, frame_id: str = ""):
         types = self.store.types
         return types["std_msgs/msg/Header"](stamp=types["builtin_interfaces/msg/Time"](
-            sec=stamp_ns // 10**9, nanosec=stamp_ns % 10**9), frame_id=frame_id)
+            *split_nanoseconds(stamp_ns)), frame_id=frame_id)
 
     def _time(self, seconds: float):
         ns = self.origin_ns + int(round(seconds * 1e9))
-        return self.store.types["builtin_interfaces/msg/Time"](sec=ns // 10**9, nanosec=ns % 10**9)
+        return self.store.types["builtin_interfaces/msg/Time"](*split_nanoseconds(ns))
 
     def _write_estimate(self, record, stamp_ns: int) -> None:
         msgtype = f"{MSG_PACKAGE}/msg/RewardEstimate"

@@ -19,6 +19,8 @@ import os
 from typing import Dict, Iterator, List, Optional, Sequence, Tuple
 
 from robo_reward_ros.core.task_spec import TaskSpec, build_task
+from robo_reward_ros.core.stamps import to_nanoseconds
+from robo_reward_ros.recordings.typestore import kilted_typestore
 
 IMAGE_TYPE = "sensor_msgs/msg/Image"
 COMPRESSED_TYPE = "sensor_msgs/msg/CompressedImage"
@@ -127,15 +129,7 @@ class RecordedEpisode:
         """Return a camera message's time: its header stamp, or the recorder's receive time if so chosen."""
         if self.receive_stamps:
             return message.log_ns
-        return msg.header.stamp.sec * 10**9 + msg.header.stamp.nanosec
-
-
-def typestore():
-    try:
-        from rosbags.typesys import Stores, get_typestore
-    except ImportError:
-        raise RuntimeError("reading bags needs rosbags: pip install rosbags (pinned in requirements/)") from None
-    return get_typestore(Stores.ROS2_KILTED)
+        return to_nanoseconds(msg.header.stamp)
 
 
 def is_own_layout(bag: str) -> bool:
@@ -160,7 +154,7 @@ def read_recording(bag: str, options: RecordingOptions, store=None) -> Iterator[
     episodes yielded before that stay valid.
     """
     from rosbags.rosbag2 import Reader
-    store = store or typestore()
+    store = store or kilted_typestore()
     try:
         reader = Reader(bag)
         reader.open()
@@ -349,7 +343,7 @@ def decoded_episodes(bag: str, options: RecordingOptions, max_pixels: int,
     """
     from robo_reward_ros.core.frame import Frame
     from robo_reward_ros.core.image_decoding import decode_compressed, decode_raw
-    store = typestore()
+    store = kilted_typestore()
     found = False
     for recorded in read_recording(bag, options, store):
         if only is not None and recorded.index != only:

@@ -146,10 +146,10 @@ class OfflineReplay:
         ``sink`` (an episode MCAP writer) receives each camera message, estimate and event.
         """
         from robo_reward_ros.settings.node_settings import camera_name, read_settings
-        from robo_reward_ros.recordings.robot_recording import typestore
+        from robo_reward_ros.recordings.typestore import kilted_typestore
         settings = read_settings({**self.values, "cameras.topics": list(recorded.camera_topics)})
         names = {topic: camera_name(topic) for topic in recorded.camera_topics}
-        store = typestore()
+        store = kilted_typestore()
         episode = Episode(name=recorded.name, instructions=recorded.instructions, frames=[],
                           source="rosbag2", info=dict(recorded.info))
         trace = EpisodeTrace(episode, bag=recorded.bag, stamps=[])
@@ -305,25 +305,3 @@ def event_record(episode: str, event: MonitorEvent) -> Optional[EventRecord]:
         return EventRecord(episode, event.stamp, event.stage_index, "episode_ended",
                            status=event.status.name.lower(), text=event.reason)
     return None
-
-
-def replay_all(replayer: OfflineReplay, bags: List[str], progress_bar: bool = True,
-               max_frames: Optional[int] = None) -> List[EpisodeTrace]:
-    """Read and replay each bag with a tqdm bar over all frames."""
-    from tqdm import tqdm
-    from robo_reward_ros.recordings.episode_bag import read_episode_bag
-    episodes = [(bag, read_episode_bag(bag, max_frames)) for bag in bags]
-    traces = []
-    with tqdm(total=sum(len(e.frames) for _, e in episodes), unit="frame",
-              disable=not progress_bar, desc="replay") as bar:
-        for bag, episode in episodes:
-            bar.set_postfix_str(episode.name)
-            done = [0]
-
-            def advance() -> None:
-                done[0] += 1
-                bar.update(1)
-
-            traces.append(replayer.replay(episode, bag, on_frame=advance))
-            bar.update(len(episode.frames) - done[0])  # frames after the episode ended
-    return traces

@@ -23,7 +23,6 @@ Examples (what one training sequence is):
 from __future__ import annotations
 
 import dataclasses
-import os
 from typing import Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
@@ -301,7 +300,3 @@ def describe(episodes: Sequence[TrainingEpisode]) -> str:
     tasks = len({e.task for e in episodes})
     return (f"{len(episodes)} episode(s), {tasks} task(s): "
             + ", ".join(f"{n} {k}" for k, n in sorted(counts.items())))
-
-
-def bag_name(path: str) -> str:
-    return os.path.basename(os.path.normpath(path))

@@ -123,7 +123,3 @@ def raw_pixels(blocks: Sequence[VisionBlock], device: torch.device) -> Tuple[tor
     pixels = torch.from_numpy(np.concatenate([b.make_patches() for b in blocks], axis=0)).to(device)
     grid = torch.tensor([b.grid for b in blocks], dtype=torch.long, device=device)
     return pixels, grid
-
-
-def merged_grid(grids: Sequence[Grid]) -> Optional[torch.Tensor]:
-    return torch.tensor(list(grids), dtype=torch.long) if grids else None
