@@ -15,7 +15,7 @@ from sensor_msgs.msg import Image
 
 from robo_reward_ros.client import (EpisodeGone, RewardClient, RewardNodeError, StepTimeout,
                                     StepUnavailable)
-from robo_reward_ros.node.messages import to_seconds
+from robo_reward_ros.node.stamps import to_seconds
 from robo_reward_ros.node.qos_profiles import EVENTS_QOS
 from ros_fixtures import SCRIPTED_ENV, reward_node_argv, spin_until
 from scripted_backend import painted

@@ -22,7 +22,7 @@ from std_msgs.msg import String
 from std_srvs.srv import Trigger
 
 from robo_reward_ros.core.node_settings import SPECS
-from robo_reward_ros.node.messages import to_seconds, to_time
+from robo_reward_ros.node.stamps import to_seconds, to_time
 from robo_reward_ros.node.qos_profiles import EVENTS_QOS, LATCHED_QOS, LATCHED_LISTENER_QOS
 from ros_fixtures import (PACKAGE_ROOT, SCRIPTED_ENV, SCRIPTED_MODEL_ARGS, installed_executable,
                           reward_node_argv, spin_until)

@@ -15,7 +15,7 @@ from rclpy.qos import QoSProfile, ReliabilityPolicy
 from robo_reward_msgs.msg import RewardEstimate
 from sensor_msgs.msg import Image
 
-from robo_reward_ros.node.messages import to_seconds
+from robo_reward_ros.node.stamps import to_seconds
 from ros_fixtures import installed_executable, spin_until
 from test_reward_node import call
 

@@ -15,7 +15,7 @@ from rclpy.qos import QoSProfile, ReliabilityPolicy
 from robo_reward_msgs.msg import FailureEvent, RewardEstimate
 from sensor_msgs.msg import Image
 
-from robo_reward_ros.node.messages import to_seconds
+from robo_reward_ros.node.stamps import to_seconds
 from robo_reward_ros.node.qos_profiles import EVENTS_QOS
 from reward_server_process import RewardServerProcess, server_info
 from ros_fixtures import installed_executable, spin_until

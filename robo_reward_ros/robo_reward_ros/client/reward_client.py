@@ -27,7 +27,7 @@ from robo_reward_msgs.msg import FailureEvent, ResetRequest, RewardStep, StageSp
 from robo_reward_msgs.msg import TaskState
 from robo_reward_msgs.srv import QueryProgress, SetTask, StartEpisode
 
-from robo_reward_ros.node.messages import to_seconds
+from robo_reward_ros.node.stamps import to_seconds
 from robo_reward_ros.node.qos_profiles import EVENTS_QOS, LATCHED_LISTENER_QOS
 
 STAMP_TOLERANCE_SEC = 1e-6  # stamps travel as integer nanoseconds

@@ -4,22 +4,13 @@ from __future__ import annotations
 import math
 from typing import Optional
 
-from builtin_interfaces.msg import Time
 from robo_reward_msgs.msg import FailureEvent, ResetRequest, RewardEstimate, RewardStep, TaskState
 
 from robo_reward_ros.core.events import EpisodeEnded, FailureDetected
 from robo_reward_ros.core.events import RewardStep as Step
 from robo_reward_ros.core.reward_pipeline import CameraResult, finite_or_nan
 from robo_reward_ros.core.task_monitor import MonitorState
-
-
-def to_time(seconds: float) -> Time:
-    nanoseconds = int(round(seconds * 1e9))
-    return Time(sec=nanoseconds // 1_000_000_000, nanosec=nanoseconds % 1_000_000_000)
-
-
-def to_seconds(stamp: Time) -> float:
-    return stamp.sec + stamp.nanosec * 1e-9
+from robo_reward_ros.node.stamps import to_time
 
 
 def estimate_msg(result: CameraResult, model_id: str, precision: str,

@@ -13,7 +13,7 @@ from rclpy.task import Future as RclpyFuture
 from robo_reward_ros.core.frame import MAX_FRAMES_PER_CLIP, Frame
 from robo_reward_ros.core.image_decoding import ImageDecodeError, decode_raw, fit_pixels
 from robo_reward_ros.core.task_spec import InvalidTaskError, check_instruction
-from robo_reward_ros.node.messages import to_seconds
+from robo_reward_ros.node.stamps import to_seconds
 
 
 class PreferenceService:
