@@ -230,6 +230,8 @@ def test_an_unchanged_window_is_not_scored_again():
 
 def test_cameras_go_through_one_batched_forward_when_the_backend_batches():
     class Batching(PixelScriptedBackend):
+        batches_clips = True
+
         def __init__(self):
             super().__init__()
             self.batches = []

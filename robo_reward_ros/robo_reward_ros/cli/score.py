@@ -111,10 +111,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     model = load_reward_model(args.model, backend=args.backend, precision=args.precision, device=args.device,
                               **options)
     try:
-        if model.name == "topreward":
-            output = model.score_episode(args.instruction, frames)  # offline: hindsight normalisation
-        else:
-            output = model.score(args.instruction, frames)
+        output = model.score_episode(args.instruction, frames)  # offline: TOPReward normalises with hindsight
     finally:
         model.close()
     print(as_json(output, args) if args.json else format_table(output, frames))

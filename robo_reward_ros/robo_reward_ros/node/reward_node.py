@@ -178,7 +178,7 @@ class RewardNode(LifecycleNodeMixin, Node):
             if twin:
                 model.close()
                 raise RuntimeError(twin)
-            needed = getattr(model, "max_frames", None)
+            needed = model.max_frames
             if needed and settings.window.max_frames < needed:
                 model.close()
                 raise ValueError(
@@ -440,8 +440,7 @@ class RewardNode(LifecycleNodeMixin, Node):
 
     def _set_task(self, task: TaskSpec, start: bool, source: str) -> None:
         """Set the task; raise InvalidTaskError (the running task stays) for one this node and model must not run."""
-        check_task_for_model(task, self._settings.max_stages, self._model.reserved_texts()
-                             if hasattr(self._model, "reserved_texts") else frozenset())
+        check_task_for_model(task, self._settings.max_stages, self._model.reserved_texts())
         self.get_logger().info(f"task from {source}: {describe_task(task)}")
         self._publish_then_state(self._pipeline.set_task(task, self._intake.frame_time(), start))
 
@@ -589,7 +588,7 @@ class RewardNode(LifecycleNodeMixin, Node):
 
 def _device_of(model, settings: NodeSettings) -> str:
     """Return the device the backend chose (``auto`` resolved), else the parameter's value."""
-    return str(getattr(model, "device", settings.model.device))
+    return str(model.device or settings.model.device)
 
 
 def main(args=None) -> int:
