@@ -50,7 +50,8 @@ from robo_reward_ros.core.reward_pipeline import RewardPipeline
 from robo_reward_ros.core.task_monitor import MonitorUpdate, TaskMonitor
 from robo_reward_ros.core.task_spec import (InvalidTaskError, TaskSpec, build_task,
                                             check_task_for_model, describe_task)
-from robo_reward_ros.models.loading.backend_registry import create_reward_model, import_plugins
+from robo_reward_ros.models.loading.backend_registry import import_plugins
+from robo_reward_ros.models.loading.loader import load_reward_model
 from robo_reward_ros.node import diagnostics as diag
 from robo_reward_ros.node.camera_subscriptions import CameraSubscriptions, camera_qos
 from robo_reward_ros.node.messages import estimate_msg, failure_msg, reset_msg, state_msg, step_msg
@@ -215,8 +216,8 @@ class RewardNode(LifecycleNodeMixin, Node):
         self._loading = (what, time.monotonic())
         try:
             return call_abandonable(
-                lambda: create_reward_model(model.model_id, model.backend, model.precision,
-                                            model.device, **dict(model.options)),
+                lambda: load_reward_model(model.model_id, model.backend, model.precision,
+                                          model.device, **dict(model.options)),
                 self._stop_requested, name="model-load")
         finally:
             self._loading = None
