@@ -33,7 +33,7 @@ from robo_reward_ros.simulation.synthetic_scene import render_scene
 from robo_reward_ros.node.node_process import stop_process
 from robo_reward_ros.simulation.demo_assets import demo_checkpoint
 from robo_reward_ros.node.qos_profiles import EVENTS_QOS, LATCHED_LISTENER_QOS
-from robo_reward_ros.node.messages import to_time
+from robo_reward_ros.node.stamps import to_time
 from soak_schedule import run_schedule, wait_until_serving
 
 TASKS = [["put the red block on the green square"],

@@ -35,10 +35,10 @@ from std_srvs.srv import Trigger
 
 from robo_reward_ros.core.best_effort_log import incomplete_episode_logs
 from robo_reward_ros.core.episode_log import read_episode_log
-from robo_reward_ros.simulation.demo_assets import demo_checkpoint
 from robo_reward_ros.node.node_process import stop_process
+from robo_reward_ros.node.stamps import to_time
+from robo_reward_ros.simulation.demo_assets import demo_checkpoint
 from robo_reward_ros.simulation.synthetic_scene import render_scene
-from robo_reward_ros.node.messages import to_time
 from robo_reward_ros.node.qos_profiles import EVENTS_QOS
 from soak_schedule import run_schedule, wait_until_serving
 

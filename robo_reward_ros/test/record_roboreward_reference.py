@@ -6,7 +6,7 @@ a separate venv (Python 3.11, x86_64: pip takes torch 2.14.1 / torchvision 0.29.
     python3.11 -m venv /tmp/rr-ref
     /tmp/rr-ref/bin/pip install torch==2.14.1 torchvision==0.29.1 transformers==4.57.1 qwen-vl-utils==0.0.14
     # the tiny RoboReward checkpoint, built with the project's venv (tokenizer + chat template):
-    python -m robo_reward_ros.models.testing.tiny_checkpoints --layout roboreward /tmp/rr-ckpt
+    robo-reward tiny-checkpoint --layout roboreward /tmp/rr-ckpt
     cd robo_reward_ros && PYTHONPATH=.:test /tmp/rr-ref/bin/python test/record_roboreward_reference.py /tmp/rr-ckpt
 
 Only the tokenizer, chat template and processor settings of the checkpoint are read.

@@ -95,7 +95,7 @@ def test_roboreward_with_onnx_vision_matches_torch(roboreward_fp32, tiny_roborew
 
 
 def test_export_command_writes_one_graph_per_size(tiny_robometer_dir, tmp_path, capsys):
-    from robo_reward_ros.models.onnx.export import main
+    from robo_reward_ros.cli.export_onnx import main
     from robo_reward_ros.models.onnx.runtime import OnnxVisionEncoder
     assert main(["--model", tiny_robometer_dir, "--size", "224", "--size", "256x320", str(tmp_path / "out")]) == 0
     paths = capsys.readouterr().out.split()

@@ -4,8 +4,9 @@ import os
 
 from safetensors import safe_open
 
+from robo_reward_ros.cli.tiny_checkpoint import main
 from robo_reward_ros.models.testing.offline_qwen_tokenizer import build_qwen3_vl_tokenizer
-from robo_reward_ros.models.testing.tiny_checkpoints import build_qwen3vl, main
+from robo_reward_ros.models.testing.tiny_checkpoints import build_qwen3vl
 
 
 def _keys_and_shapes(directory):

@@ -23,7 +23,7 @@ from std_srvs.srv import Trigger
 
 from robo_reward_ros.settings.parameter_table import SPECS
 from robo_reward_ros.core.stamps import to_seconds
-from robo_reward_ros.node.messages import to_time
+from robo_reward_ros.node.stamps import to_time
 from robo_reward_ros.node.qos_profiles import EVENTS_QOS, LATCHED_QOS, LATCHED_LISTENER_QOS
 from ros_fixtures import (PACKAGE_ROOT, SCRIPTED_ENV, SCRIPTED_MODEL_ARGS, installed_executable,
                           reward_node_argv, spin_until)

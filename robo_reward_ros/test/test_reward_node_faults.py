@@ -14,7 +14,7 @@ from std_msgs.msg import String
 
 from robo_reward_ros.core.episode_log import read_episode_log
 from robo_reward_ros.core.stamps import to_seconds
-from robo_reward_ros.node.messages import to_time
+from robo_reward_ros.node.stamps import to_time
 from robo_reward_ros.node.qos_profiles import LATCHED_QOS
 from ros_fixtures import (SCRIPTED_ENV, installed_executable, python_script, reward_node_argv,
                           spin_until)

@@ -14,7 +14,7 @@ from robo_reward_ros.core.reward_pipeline import (ModelErrorPolicy, RewardPipeli
 from robo_reward_ros.core.monitor_config import MonitorConfig
 from robo_reward_ros.core.task_monitor import TaskMonitor
 from robo_reward_ros.core.task_spec import build_task
-from robo_reward_ros.models.loading.backend_registry import create_reward_model
+from robo_reward_ros.models.loading.loader import load_reward_model
 from scripted_backend import PixelScriptedBackend, painted
 
 CONFIG = MonitorConfig(success_k=2, success_n=3, episode_timeout_s=60.0)
@@ -39,7 +39,7 @@ def events(report):
 
 
 def test_registered_backend_is_created_by_name():
-    model = create_reward_model("", backend="pixel_scripted", precision="fp32", device="cpu")
+    model = load_reward_model("", backend="pixel_scripted", precision="fp32", device="cpu")
     assert isinstance(model, PixelScriptedBackend)
 
 
@@ -230,6 +230,8 @@ def test_an_unchanged_window_is_not_scored_again():
 
 def test_cameras_go_through_one_batched_forward_when_the_backend_batches():
     class Batching(PixelScriptedBackend):
+        batches_clips = True
+
         def __init__(self):
             super().__init__()
             self.batches = []

@@ -1,5 +1,6 @@
 """Command-line tools of robo_reward_ros (no ROS needed): argument parsing only."""
 import sys
+from typing import List
 
 
 def no_progress_bars() -> None:
@@ -9,6 +10,11 @@ def no_progress_bars() -> None:
     """
     import os
     os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+
+
+def module_list(text: str) -> List[str]:
+    """Split a comma-separated ``--plugin-modules`` value into module names, blanks dropped."""
+    return [name.strip() for name in text.split(",") if name.strip()]
 
 
 def fail(command: str, exc: BaseException) -> int:

@@ -14,11 +14,11 @@ from typing import Optional, Sequence
 
 COMMANDS = {
     "score": ("robo_reward_ros.cli.score", "score frames or a video with a reward model"),
-    "tiny-checkpoint": ("robo_reward_ros.models.testing.tiny_checkpoints",
+    "tiny-checkpoint": ("robo_reward_ros.cli.tiny_checkpoint",
                         "build a tiny offline checkpoint in a published layout"),
-    "quantize": ("robo_reward_ros.models.loading.quantized_checkpoint",
+    "quantize": ("robo_reward_ros.cli.quantize",
                  "save a pre-quantized (nf4/int8, torchao int8wo/int4wo) checkpoint"),
-    "export-onnx": ("robo_reward_ros.models.onnx.export", "export a model's vision tower to ONNX"),
+    "export-onnx": ("robo_reward_ros.cli.export_onnx", "export a model's vision tower to ONNX"),
     "sim-bags": ("robo_reward_ros.cli.sim_bags",
                  "render Meta-World episodes with known outcomes into ROS 2 bags"),
     "video-bags": ("robo_reward_ros.cli.video_bags", "turn recorded videos into ROS 2 bags"),

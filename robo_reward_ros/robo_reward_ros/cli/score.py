@@ -3,7 +3,8 @@
 Videos are decoded with PyAV (recordings/video_file.py); a rosbag2 folder (MCAP or sqlite3) gives
 one camera's frames of one episode (``--camera-topic``, ``--episode`` with ``--split-gap`` /
 ``--split-topic``; the instruction may come from ``--instruction-topic``). Stamps are seconds from
-the first frame.
+the first frame. A plugin backend is scored as a built-in one: ``--plugin-modules`` imports the
+modules that register it, ``--backend`` names it.
 
     robo-reward score --model DIR_OR_ID --instruction "..." FRAMES_DIR_OR_VIDEO_OR_BAG [--json]
 """
@@ -13,7 +14,7 @@ import os
 import sys
 from typing import Optional, Sequence
 
-from robo_reward_ros.cli import fail
+from robo_reward_ros.cli import fail, module_list
 
 
 def format_table(output, frames=None) -> str:
@@ -46,13 +47,15 @@ def as_json(output, args) -> str:
 
 def build_parser() -> argparse.ArgumentParser:
     from robo_reward_ros.recordings.robot_recording import STAMP_SOURCES
-    from robo_reward_ros.models.loading.loader import BACKENDS
-    from robo_reward_ros.models.loading.precision import PRECISIONS
+    from robo_reward_ros.models.loading.choices import PRECISIONS
     parser = argparse.ArgumentParser(prog="robo-reward score", description="Per-frame progress of a clip.")
     parser.add_argument("--model", required=True, help="model id or local checkpoint directory")
     parser.add_argument("--instruction", default="", help="the task (required unless a bag's --instruction-topic)")
-    parser.add_argument("--backend", default="auto", choices=BACKENDS,
-                        help="auto recognises Robometer; plain Qwen3-VL needs roboreward or topreward")
+    parser.add_argument("--backend", default="auto",
+                        help="auto recognises Robometer; plain Qwen3-VL needs roboreward or topreward; remote, "
+                             "or a plugin backend registered by --plugin-modules")
+    parser.add_argument("--plugin-modules", default="", metavar="MODULES",
+                        help="comma-separated modules to import first; they may register backends")
     parser.add_argument("--precision", default="bf16", choices=PRECISIONS)
     parser.add_argument("--device", default="auto")
     parser.add_argument("--fps", type=float, default=2.0, help="frame rate of a folder of images")
@@ -91,7 +94,13 @@ def _bag_frames(args):
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    from robo_reward_ros.models.loading.backend_registry import backend_names, import_plugins
+    import_plugins(module_list(args.plugin_modules))
+    if args.backend not in backend_names():  # checked before any frame is read, as argparse's choices were
+        parser.error(f"argument --backend: invalid choice: {args.backend!r} (choose from "
+                     f"{', '.join(backend_names())})")
     from robo_reward_ros.recordings.video_file import read_frames_dir, read_video
     from robo_reward_ros.models.loading.loader import load_reward_model
     try:
@@ -111,10 +120,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     model = load_reward_model(args.model, backend=args.backend, precision=args.precision, device=args.device,
                               **options)
     try:
-        if model.name == "topreward":
-            output = model.score_episode(args.instruction, frames)  # offline: hindsight normalisation
-        else:
-            output = model.score(args.instruction, frames)
+        output = model.score_episode(args.instruction, frames)  # offline: TOPReward normalises with hindsight
     finally:
         model.close()
     print(as_json(output, args) if args.json else format_table(output, frames))

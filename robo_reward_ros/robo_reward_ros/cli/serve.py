@@ -17,6 +17,7 @@ import threading
 from pathlib import Path
 from typing import Optional, Sequence
 
+from robo_reward_ros.cli import module_list
 from robo_reward_ros.models.loading.choices import check_device, check_model_reference, check_precision
 from robo_reward_ros.models.remote import wire
 from robo_reward_ros.models.remote.api_key import KEY_ENV, KEY_FILE_ENV, read_api_key
@@ -65,10 +66,10 @@ def check_before_ray(args: argparse.Namespace, plugins: Sequence[str]) -> None:
     The backend's name, the checkpoint's config.json (a hub id: one quick probe), the port.
     """
     from robo_reward_ros.models.loading import checkpoint_layout
-    from robo_reward_ros.models.loading.backend_registry import import_plugins, registered_backends
-    from robo_reward_ros.models.loading.loader import BACKENDS
+    from robo_reward_ros.models.loading.backend_registry import backend_names, import_plugins
+    from robo_reward_ros.models.loading.choices import BACKENDS
     import_plugins(plugins)
-    known = [b for b in BACKENDS if b != "remote"] + list(registered_backends())
+    known = [b for b in backend_names() if b != "remote"]
     if args.backend not in known:
         raise ValueError(f"unknown backend '{args.backend}' (known: {', '.join(known)}; a plugin "
                          f"backend needs --plugin-modules)")
@@ -132,7 +133,7 @@ def prepare_ray_token() -> None:
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     args = parser().parse_args(argv)
-    plugins = [m.strip() for m in args.plugin_modules.split(",") if m.strip()]
+    plugins = module_list(args.plugin_modules)
     try:
         check_precision(args.precision)
         check_device(args.device)

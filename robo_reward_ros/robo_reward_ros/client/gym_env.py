@@ -26,7 +26,7 @@ from rclpy.qos import QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import Image
 
 from robo_reward_ros.client.reward_client import EpisodeGone, RewardClient, StepTimeout
-from robo_reward_ros.node.messages import to_time
+from robo_reward_ros.node.stamps import to_time
 
 RESEND_SEC = 0.5
 

@@ -306,7 +306,7 @@ class RewardPipeline:
 
     def _score(self, instruction: str, batch) -> List[Tuple[str, List[Frame], RewardEstimate]]:
         """All cameras in one forward when the backend can batch them, else one by one."""
-        if len(batch) > 1 and hasattr(self.model, "score_batch"):
+        if len(batch) > 1 and self.model.batches_clips:
             started = time.perf_counter()
             outputs = self.model.score_batch(instruction, [frames for _, frames in batch])
             latencies = [time.perf_counter() - started] * len(batch)

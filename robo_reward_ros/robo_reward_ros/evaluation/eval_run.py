@@ -27,13 +27,13 @@ def preference_results(rows: List[Dict[str, Any]], data: Dict[str, Any], frames:
     import numpy as np
     from robo_reward_ros.evaluation.scoring import preference_pairs
     from robo_reward_ros.evaluation.metrics import OUTCOME_RANK
-    from robo_reward_ros.models.loading.backend_registry import create_reward_model
+    from robo_reward_ros.models.loading.loader import load_reward_model
     info = data.get("info", {})
     pairs = preference_pairs(rows)
     if not pairs:
         return None
-    model = create_reward_model(info["model"], info.get("backend", "auto"),
-                                info.get("precision", "fp32"), "cpu")
+    model = load_reward_model(info["model"], info.get("backend", "auto"),
+                              info.get("precision", "fp32"), "cpu")
     try:
         if not model.capabilities.preference:
             return None

@@ -5,7 +5,7 @@ parameter without the task monitor knowing which model produced the numbers.
 """
 import abc
 import dataclasses
-from typing import Any, Dict, FrozenSet, Optional, Sequence
+from typing import Any, Dict, FrozenSet, List, Optional, Sequence
 
 import numpy as np
 
@@ -67,15 +67,32 @@ class RewardModel(abc.ABC):
 
     Backends keep per-episode state (feature caches, TOPReward's causal normaliser), so the owner
     calls :meth:`reset` at episode or stage boundaries and :meth:`close` to free the weights.
+    Everything a caller may ask of a backend is declared here with a default, so a plugin backend
+    implements :meth:`score` and overrides only what it does differently.
     """
 
     name: str = "reward_model"
     capabilities: Capabilities = Capabilities()
     max_aspect_ratio: Optional[float] = None  # longest:shortest side a frame may have (None: any)
+    # Frames one query takes (None: any number); the node refuses a window that holds fewer.
+    max_frames: Optional[int] = None
+    # Where the weights run (a torch.device, "cpu"); None where that is not this process's to say
+    # (a remote server), and the caller reports the device it asked for.
+    device: Optional[Any] = None
+    # True when score_batch puts the clips into one forward: the caller then times them as one.
+    batches_clips: bool = False
 
     @abc.abstractmethod
     def score(self, instruction: str, frames: Sequence[Frame]) -> ModelOutput:
         """Score a chronological window of frames against the instruction."""
+
+    def score_batch(self, instruction: str, clips: Sequence[Sequence[Frame]]) -> List[ModelOutput]:
+        """Score several cameras' windows at once; by default one after the other."""
+        return [self.score(instruction, clip) for clip in clips]
+
+    def score_episode(self, instruction: str, frames: Sequence[Frame]) -> ModelOutput:
+        """Score a whole recorded episode offline; a backend that can use hindsight overrides it (TOPReward)."""
+        return self.score(instruction, frames)
 
     def prefer(self, instruction: str, clip_a: Sequence[Frame], clip_b: Sequence[Frame]) -> float:
         """Probability that clip A makes more progress on the instruction than clip B."""

@@ -130,7 +130,7 @@ def model_status(node_name: str, model, settings, latency: LatencyWindow, worker
         "loaded": True,
         "backend": model.name,
         "model_id": settings.model.model_id,
-        "device": getattr(model, "device", settings.model.device),
+        "device": model.device or settings.model.device,
         "precision": settings.model.precision,
         "inference_latency_p50_sec": percentiles.get("p50"),
         "inference_latency_p95_sec": percentiles.get("p95"),

@@ -4,19 +4,13 @@ from __future__ import annotations
 import math
 from typing import Optional
 
-from builtin_interfaces.msg import Time
 from robo_reward_msgs.msg import FailureEvent, ResetRequest, RewardEstimate, RewardStep, TaskState
 
 from robo_reward_ros.core.events import EpisodeEnded, FailureDetected
 from robo_reward_ros.core.events import RewardStep as Step
 from robo_reward_ros.core.reward_pipeline import CameraResult, finite_or_nan
-from robo_reward_ros.core.stamps import split_seconds
 from robo_reward_ros.core.task_monitor import MonitorState
-
-
-def to_time(seconds: float) -> Time:
-    sec, nanosec = split_seconds(seconds)
-    return Time(sec=sec, nanosec=nanosec)
+from robo_reward_ros.node.stamps import to_time
 
 
 def estimate_msg(result: CameraResult, model_id: str, precision: str,

@@ -32,7 +32,7 @@ class PreferenceService:
             return response
         try:
             # The checks set_task makes, so this is no way round them.
-            instruction = check_instruction(request.instruction, getattr(self._model, "reserved_texts", frozenset)(),
+            instruction = check_instruction(request.instruction, self._model.reserved_texts(),
                                             "the query")
             for name, clip in (("trajectory_a", request.trajectory_a), ("trajectory_b", request.trajectory_b)):
                 if not clip:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import threading
 
 from robo_reward_ros.core.reward_pipeline import finite_or_nan
-from robo_reward_ros.node.messages import to_time
+from robo_reward_ros.node.stamps import to_time
 
 
 class ProgressQueryService:

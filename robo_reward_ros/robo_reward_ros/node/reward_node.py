@@ -48,7 +48,8 @@ from robo_reward_ros.core.reward_pipeline import RewardPipeline
 from robo_reward_ros.core.task_monitor import MonitorUpdate, TaskMonitor
 from robo_reward_ros.core.task_spec import (InvalidTaskError, TaskSpec, build_task,
                                             check_task_for_model, describe_task)
-from robo_reward_ros.models.loading.backend_registry import create_reward_model, import_plugins
+from robo_reward_ros.models.loading.backend_registry import import_plugins
+from robo_reward_ros.models.loading.loader import load_reward_model
 from robo_reward_ros.node import diagnostics as diag
 from robo_reward_ros.node.camera_subscriptions import CameraSubscriptions, camera_qos
 from robo_reward_ros.node.messages import estimate_msg, failure_msg, reset_msg, state_msg, step_msg
@@ -178,7 +179,7 @@ class RewardNode(LifecycleNodeMixin, Node):
             if twin:
                 model.close()
                 raise RuntimeError(twin)
-            needed = getattr(model, "max_frames", None)
+            needed = model.max_frames
             if needed and settings.window.max_frames < needed:
                 model.close()
                 raise ValueError(
@@ -215,8 +216,8 @@ class RewardNode(LifecycleNodeMixin, Node):
         self._loading = (what, time.monotonic())
         try:
             return call_abandonable(
-                lambda: create_reward_model(model.model_id, model.backend, model.precision,
-                                            model.device, **dict(model.options)),
+                lambda: load_reward_model(model.model_id, model.backend, model.precision,
+                                          model.device, **dict(model.options)),
                 self._stop_requested, name="model-load")
         finally:
             self._loading = None
@@ -440,8 +441,7 @@ class RewardNode(LifecycleNodeMixin, Node):
 
     def _set_task(self, task: TaskSpec, start: bool, source: str) -> None:
         """Set the task; raise InvalidTaskError (the running task stays) for one this node and model must not run."""
-        check_task_for_model(task, self._settings.max_stages, self._model.reserved_texts()
-                             if hasattr(self._model, "reserved_texts") else frozenset())
+        check_task_for_model(task, self._settings.max_stages, self._model.reserved_texts())
         self.get_logger().info(f"task from {source}: {describe_task(task)}")
         self._publish_then_state(self._pipeline.set_task(task, self._intake.frame_time(), start))
 
@@ -589,7 +589,7 @@ class RewardNode(LifecycleNodeMixin, Node):
 
 def _device_of(model, settings: NodeSettings) -> str:
     """Return the device the backend chose (``auto`` resolved), else the parameter's value."""
-    return str(getattr(model, "device", settings.model.device))
+    return str(model.device or settings.model.device)
 
 
 def main(args=None) -> int:

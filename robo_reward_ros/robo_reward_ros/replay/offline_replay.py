@@ -117,12 +117,12 @@ class OfflineReplay:
         self.values = values
         self.settings = read_settings(values)
         if model is None:
-            from robo_reward_ros.models.loading.backend_registry import (create_reward_model,
-                                                                         import_plugins)
+            from robo_reward_ros.models.loading.backend_registry import import_plugins
+            from robo_reward_ros.models.loading.loader import load_reward_model
             spec = self.settings.model
             import_plugins(spec.plugin_modules)
-            model = create_reward_model(spec.model_id, spec.backend, spec.precision,
-                                        spec.device, **dict(spec.options))
+            model = load_reward_model(spec.model_id, spec.backend, spec.precision,
+                                      spec.device, **dict(spec.options))
         self.model = model
         self.camera = self.settings.monitor.cameras[0]
 

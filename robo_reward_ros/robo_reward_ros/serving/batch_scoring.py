@@ -39,9 +39,9 @@ def server_info(model, max_request_bytes: int, limits: wire.DecodeLimits = wire.
     normaliser = getattr(model, "normaliser", None) if _raw_topreward(model) else None
     return {"backend": model.name,
             "capabilities": {"progress": caps.progress, "success": caps.success, "preference": caps.preference},
-            "max_frames": getattr(model, "max_frames", None),
+            "max_frames": model.max_frames,
             "reserved_texts": sorted(model.reserved_texts()),
-            "max_aspect_ratio": getattr(model, "max_aspect_ratio", None),
+            "max_aspect_ratio": model.max_aspect_ratio,
             "max_request_bytes": max_request_bytes,
             "max_frame_pixels": limits.frame_pixels, "max_request_pixels": limits.request_pixels,
             "normaliser": None if normaliser is None else {"min_span": normaliser.min_span,

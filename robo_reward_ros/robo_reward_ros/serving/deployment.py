@@ -20,7 +20,8 @@ from ray import serve
 from starlette.requests import Request
 from starlette.responses import Response
 
-from robo_reward_ros.models.loading.backend_registry import create_reward_model, import_plugins
+from robo_reward_ros.models.loading.backend_registry import import_plugins
+from robo_reward_ros.models.loading.loader import load_reward_model
 from robo_reward_ros.models.remote import wire
 from robo_reward_ros.serving.batch_scoring import RequestExpired, ScoreRequest, score_requests, server_info
 
@@ -83,7 +84,7 @@ class RewardServer:
                  limits: wire.DecodeLimits = wire.DecodeLimits(), read_timeout_s: float = 10.0,
                  request_timeout_s: float = 30.0, api_key: str = "") -> None:
         import_plugins(list(plugin_modules))
-        self.model = create_reward_model(model, backend, precision, device)
+        self.model = load_reward_model(model, backend, precision, device)
         self.max_request_bytes = int(max_request_bytes)
         self.limits = wire.DecodeLimits(*limits)
         self.read_timeout_s = float(read_timeout_s)

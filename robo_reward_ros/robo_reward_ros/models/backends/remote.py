@@ -36,6 +36,7 @@ class RemoteModelError(RuntimeError):
 
 class RemoteRewardModel(RewardModel):
     name = "remote"
+    batches_clips = True  # every camera's window in one request
 
     def __init__(self, url: str, precision: str = "bf16", device: str = "auto",
                  timeout_sec: float = DEFAULT_TIMEOUT_SEC, jpeg_quality: int = wire.JPEG_QUALITY,

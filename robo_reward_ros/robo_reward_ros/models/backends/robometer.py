@@ -45,6 +45,7 @@ class RobometerBackend(QwenRewardBackend):
 
     name = "robometer"
     capabilities = Capabilities(progress=True, success=True, preference=True)
+    batches_clips = True  # right-padded clips in one forward
 
     def __init__(self, model_id: str, precision: str = "bf16", device: str = "auto", max_frames: Optional[int] = None,
                  frame_selection: str = "linspace", pad_short_windows: bool = False, cache_vision: bool = True,

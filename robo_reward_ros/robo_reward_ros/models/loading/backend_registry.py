@@ -1,30 +1,39 @@
-"""Backends beyond the built-in three, registered by name.
+"""Backends beyond the built-in ones, registered by name; :func:`load_reward_model` builds them.
 
-A plugin module (named in the node's ``model.plugin_modules`` parameter, or imported by a tool)
-calls :func:`register_backend`; the node then selects it with ``model.backend`` like a built-in
-one. This is how a team plugs in its own reward model, and how tests drive the node with a
-backend whose outputs they control, through the same interface as the real ones.
+A plugin module (named in the node's ``model.plugin_modules`` parameter, in ``--plugin-modules``
+of ``robo-reward score`` and ``robo-reward serve``, or imported by a tool) calls
+:func:`register_backend` when imported; every caller then selects it by name like a built-in
+one, through the one factory (loader.py). This is how a team plugs in its own reward model, and
+how tests drive the node with a backend whose outputs they control. The registry builds nothing
+itself, so the factory depends on it and not the other way round.
 """
 from __future__ import annotations
 
 import importlib
-from typing import Any, Callable, Dict, Sequence
+from typing import Callable, Dict, Optional, Sequence, Tuple
 
+from robo_reward_ros.models.loading.choices import BACKENDS
 from robo_reward_ros.models.reward_model import RewardModel
 
-_REGISTRY: Dict[str, Callable[..., RewardModel]] = {}
+Factory = Callable[..., RewardModel]
+_REGISTRY: Dict[str, Factory] = {}
 
 
-def register_backend(name: str, factory: Callable[..., RewardModel]) -> None:
+def register_backend(name: str, factory: Factory) -> None:
     """``factory(model, precision=..., device=..., **options)`` must return a RewardModel."""
-    from robo_reward_ros.models.loading.loader import BACKENDS
     if name in BACKENDS:
         raise ValueError(f"'{name}' is a built-in backend name")
     _REGISTRY[name] = factory
 
 
-def registered_backends() -> Sequence[str]:
-    return tuple(sorted(_REGISTRY))
+def registered_factory(name: str) -> Optional[Factory]:
+    """Return the factory a plugin registered under ``name``, or None (a built-in name, or unknown)."""
+    return _REGISTRY.get(name)
+
+
+def backend_names() -> Tuple[str, ...]:
+    """Return every name ``backend`` may take now: the built-in ones, then the registered ones."""
+    return BACKENDS + tuple(sorted(_REGISTRY))
 
 
 def import_plugins(modules: Sequence[str]) -> None:
@@ -34,12 +43,3 @@ def import_plugins(modules: Sequence[str]) -> None:
             importlib.import_module(module)
         except Exception as exc:
             raise ImportError(f"backend plugin module '{module}' failed to import: {exc}") from exc
-
-
-def create_reward_model(model: str, backend: str = "auto", precision: str = "bf16",
-                        device: str = "auto", **options: Any) -> RewardModel:
-    """Create a registered backend by name, else one of the built-in backends."""
-    if backend in _REGISTRY:
-        return _REGISTRY[backend](model, precision=precision, device=device, **options)
-    from robo_reward_ros.models.loading.loader import load_reward_model
-    return load_reward_model(model, backend=backend, precision=precision, device=device, **options)

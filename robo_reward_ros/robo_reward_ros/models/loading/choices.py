@@ -1,9 +1,12 @@
-"""The precision and device names a user may ask for, without importing torch.
+"""The backend, precision and device names a user may ask for, without importing torch.
 
 Parameters and command lines are thus validated before anything heavy loads.
 """
 import os
 import re
+
+# The built-in backends; plugins register more (backend_registry.py). "remote" is a robo-reward serve URL.
+BACKENDS = ("auto", "robometer", "roboreward", "topreward", "remote")
 
 # nf4/int8 quantize with bitsandbytes; int8wo/int4wo (weight-only, bf16 activations) with torchao,
 # which installs from PyPI wherever torch does (the Jetson path: models/loading/torchao_quantization.py).

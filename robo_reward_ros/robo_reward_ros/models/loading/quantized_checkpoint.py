@@ -6,12 +6,11 @@ tokenizer and processor files. ``config.json`` gains ``quantization_config``, wh
 detect and honour (the requested precision is then ignored with a warning). Weights are
 safetensors for every precision; torchao's int4 layout for the CPU has no safetensors form, so
 int4wo is saved on the CUDA device that will run it (its packed layout is that device's kernel's).
+The command is ``robo-reward quantize`` (cli/quantize.py).
 """
-import argparse
 import json
 import os
 import shutil
-import sys
 
 from robo_reward_ros.models.loading.precision import QUANTIZED, TORCHAO_PRECISIONS, resolve_device
 
@@ -52,21 +51,3 @@ def save_quantized(model_id: str, out_dir: str, precision: str = "nf4", device: 
             json.dump(config, handle, indent=2, sort_keys=True)
     reward_model.close()
     return out_dir
-
-
-def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="robo-reward quantize",
-                                     description="Save a pre-quantized reward model checkpoint.")
-    parser.add_argument("--model", required=True, help="model id or local directory")
-    parser.add_argument("--backend", default="auto", choices=("auto", "robometer", "roboreward", "topreward"))
-    parser.add_argument("--precision", default="nf4", choices=QUANTIZED)
-    parser.add_argument("--device", default="auto")
-    parser.add_argument("out_dir")
-    args = parser.parse_args(argv)
-    out = save_quantized(args.model, args.out_dir, args.precision, args.device, args.backend)
-    print(f"quantize: {args.model} in {args.precision} -> {out}/ (loads with precision {args.precision})")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -9,13 +9,10 @@ merged tokens and the deepstack features stacked as [layers, tokens, hidden], i.
 ``VisionFeatureCache`` stores. The grid and patch size go into the graph's metadata so the runtime
 picks the right graph for each frame size.
 
-    python -m robo_reward_ros.models.onnx.export --model DIR_OR_ID --backend robometer --size 224 OUT.onnx
-    python -m robo_reward_ros.models.onnx.export --model DIR_OR_ID --size 224 --size 256x320 OUT_DIR
+The command is ``robo-reward export-onnx`` (cli/export_onnx.py).
 """
-import argparse
 import copy
 import os
-import sys
 import warnings
 from typing import List, Sequence, Tuple
 
@@ -63,20 +60,6 @@ def export_vision_onnx(vision_model, grid: Sequence[int], patch_dim: int, path: 
     return path
 
 
-def parse_size(text: str) -> Tuple[int, int]:
-    """``224`` or ``HxW`` (pixels after the backend's resizing, multiples of 32)."""
-    parts = text.lower().split("x")
-    try:
-        sides = [int(p) for p in parts]
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"size {text!r} is not N or HxW") from None
-    if len(sides) == 1:
-        sides = sides * 2
-    if len(sides) != 2 or any(s <= 0 or s % 32 for s in sides):
-        raise argparse.ArgumentTypeError(f"size {text!r}: sides must be positive multiples of 32")
-    return sides[0], sides[1]
-
-
 def export_sizes(model, sizes: Sequence[Tuple[int, int]], out: str) -> List[str]:
     """One graph per size; ``out`` is the file for a single size, else a directory of ``vision_HxW.onnx``."""
     vision = model.model.model.visual
@@ -91,27 +74,3 @@ def export_sizes(model, sizes: Sequence[Tuple[int, int]], out: str) -> List[str]
         path = out if single else os.path.join(out, f"vision_{height}x{width}.onnx")
         paths.append(export_vision_onnx(vision, grid, patch_dim, path, patch_size=settings.patch_size))
     return paths
-
-
-def main(argv=None) -> int:
-    from robo_reward_ros.models.loading.loader import load_reward_model
-    parser = argparse.ArgumentParser(prog="robo-reward export-onnx",
-                                     description="Export a reward model's vision tower to ONNX.")
-    parser.add_argument("--model", required=True)
-    parser.add_argument("--backend", default="auto", choices=("auto", "robometer", "roboreward", "topreward"))
-    parser.add_argument("--size", type=parse_size, action="append",
-                        help="frame size after the backend's resizing: N or HxW, multiples of 32; repeat for "
-                             "several camera sizes (default 224)")
-    parser.add_argument("out", help="OUT.onnx for one size, else a directory")
-    args = parser.parse_args(argv)
-    parent = os.path.dirname(os.path.abspath(args.out))
-    if not os.path.isdir(parent):  # before the model loads, not after
-        raise FileNotFoundError(f"{parent}: no such folder for {args.out}")
-    model = load_reward_model(args.model, backend=args.backend, precision="fp32", device="cpu")
-    for path in export_sizes(model, args.size or [(224, 224)], args.out):
-        print(path)
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

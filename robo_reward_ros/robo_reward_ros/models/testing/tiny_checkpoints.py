@@ -4,7 +4,7 @@ Real transformers Qwen3-VL classes at tiny sizes (widths multiples of 64 so bits
 runs on CPU), Qwen's real vocabulary and special-token ids, so the loaders and inference paths the
 robot runs on the real weights run in tests in seconds.
 
-    python -m robo_reward_ros.models.testing.tiny_checkpoints --layout robometer|roboreward|qwen3vl [--size mid] OUT_DIR
+    robo-reward tiny-checkpoint --layout robometer|roboreward|qwen3vl [--size mid] OUT_DIR   (cli/tiny_checkpoint.py)
 
 Sizes: ``tiny`` (~10M parameters, almost all the embedding table; tests), ``mid`` (~160M: 12 text
 layers of width 512, an 8-block vision tower; honest time/memory ratios between precisions in
@@ -20,11 +20,9 @@ Layouts:
   config.yaml, ``model-0000N-of-00002.safetensors`` + index, no tokenizer; its config.yaml's
   ``base_model_id`` points at ``OUT_DIR/base_model`` (a tiny ``qwen3vl`` layout).
 """
-import argparse
 import contextlib
 import json
 import os
-import sys
 from typing import Dict, Optional
 
 import torch
@@ -225,18 +223,3 @@ def build_checkpoint(layout: str, out_dir: str, size: str = "tiny", weights: boo
     if layout not in BUILDERS:
         raise ValueError(f"layout must be one of {LAYOUTS}, got {layout!r}")
     return BUILDERS[layout](out_dir, size=size, weights=weights)
-
-
-def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="robo-reward tiny-checkpoint", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--layout", choices=LAYOUTS, required=True)
-    parser.add_argument("--size", choices=SIZES, default="tiny")
-    parser.add_argument("out_dir")
-    args = parser.parse_args(argv)
-    path = build_checkpoint(args.layout, args.out_dir, args.size)
-    print(path)
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
