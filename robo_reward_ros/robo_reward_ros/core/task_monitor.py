@@ -11,14 +11,12 @@ All time is frame-stamp time in seconds. See docs/task-monitor.md for the design
 from __future__ import annotations
 
 import dataclasses
-import itertools
 import os
-import time
-import uuid
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from robo_reward_ros.core.dense_reward import DenseReward, Outcome, task_potential
 from robo_reward_ros.core.best_effort_log import BestEffortEpisodeLog, LogHealth
+from robo_reward_ros.core.episode_ids import new_episode_id
 from robo_reward_ros.core.events import (
     EpisodeEnded,
     EpisodeStarted,
@@ -35,62 +33,9 @@ from robo_reward_ros.core.events import (
 from robo_reward_ros.core.failure_detectors import (Finding, LowProgressDetector, RegressionDetector,
                                                     StallDetector)
 from robo_reward_ros.core.monitor_config import MonitorConfig
+from robo_reward_ros.core.monitor_update import MonitorState, MonitorUpdate
 from robo_reward_ros.core.success_detector import SuccessDetector
 from robo_reward_ros.core.task_spec import TaskSpec
-
-
-@dataclasses.dataclass(frozen=True)
-class MonitorState:
-    """A snapshot for the task-state topic and diagnostics."""
-
-    status: TaskStatus
-    episode_id: str = ""
-    stage_index: int = 0
-    num_stages: int = 0
-    instruction: str = ""
-    stage_progress: float = 0.0
-    best_progress: float = 0.0
-    task_progress: float = 0.0
-    success_score: float = 0.0
-    window_start_stamp: float = 0.0
-    episode_start_stamp: float = 0.0
-    stage_start_stamp: float = 0.0
-    stamp: float = 0.0
-    estimates_accepted: int = 0
-    estimates_rejected: int = 0
-    episode_return: float = 0.0
-    reason: str = ""  # why the status or stage last changed, in words
-
-
-@dataclasses.dataclass(frozen=True)
-class MonitorUpdate:
-    """What one call produced.
-
-    ``reward`` is None when no reward step happened (the estimates were rejected, or no episode
-    runs); ``step`` is then None too, except for an abort: its terminal step earns nothing (0.0).
-    ``accepted_cameras``: whose estimates the step took.
-    """
-
-    events: Tuple[MonitorEvent, ...]
-    reward: Optional[float]
-    state: MonitorState
-    accepted: bool = False
-    step: Optional[RewardStep] = None
-    accepted_cameras: Tuple[str, ...] = ()
-
-
-_EPISODE_COUNTER = itertools.count(1)
-_RUN_TAG = uuid.uuid4().hex[:4]
-
-
-def new_episode_id() -> str:
-    """UTC start time, a random tag and a per-process counter, e.g. ``20261130T101500-7f3a-0003``.
-
-    A node restarted within the same second must not reuse the id (and the log file) of the episode
-    it was killed in.
-    """
-    return (f"{time.strftime('%Y%m%dT%H%M%S', time.gmtime())}-{_RUN_TAG}-"
-            f"{next(_EPISODE_COUNTER):04d}")
 
 
 class _Episode:

@@ -9,8 +9,8 @@ from robo_reward_msgs.msg import FailureEvent, ResetRequest, RewardEstimate, Rew
 
 from robo_reward_ros.core.events import EpisodeEnded, FailureDetected
 from robo_reward_ros.core.events import RewardStep as Step
+from robo_reward_ros.core.monitor_update import MonitorState
 from robo_reward_ros.core.reward_pipeline import CameraResult, finite_or_nan
-from robo_reward_ros.core.task_monitor import MonitorState
 
 
 def to_time(seconds: float) -> Time:
