@@ -13,7 +13,8 @@ from robo_reward_ros.core.events import (
     MonitorEvent,
     RewardEstimate,
 )
-from robo_reward_ros.core.task_monitor import MonitorUpdate, TaskMonitor
+from robo_reward_ros.core.monitor_update import MonitorUpdate
+from robo_reward_ros.core.task_monitor import TaskMonitor
 
 
 def estimate(stamp: float, progress: float, success: Optional[float] = None,

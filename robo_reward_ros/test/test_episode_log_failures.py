@@ -37,7 +37,7 @@ FILLING_DISK = textwrap.dedent("""
     def disk(full):
         resource.setrlimit(resource.RLIMIT_FSIZE, (40 if full else hard, hard))
     monitor = TaskMonitor(MonitorConfig(log_directory=sys.argv[1], episode_timeout_s=None))
-    monitor._log._retry_after = 0.0  # retry at every tick: the test has no time to wait
+    monitor._recorder.log._retry_after = 0.0  # retry at every tick: the test has no time to wait
     out = {"rewards": [], "events": [], "health": []}
     def record(update):
         out["events"] += [[type(e).__name__, getattr(e, "kind", 0) and e.kind.name]
@@ -113,7 +113,7 @@ def test_an_unwritable_directory_is_reported_and_the_log_appears_when_it_is_fixe
     assert monitor.tick(0.7).events == ()  # once per failing period, not per tick
     assert "cannot write" in monitor.log_health.error and str(directory) in monitor.log_health.error
     directory.unlink()  # the operator fixes it
-    monitor._log._retry_at = 0.0  # the next retry is due now (instead of in a second)
+    monitor._recorder.log._retry_at = 0.0  # the next retry is due now (instead of in a second)
     monitor.tick(0.8)
     assert monitor.log_health.error == ""
     monitor.update(estimate(0.9, 0.5, 0.1))
@@ -216,7 +216,7 @@ def test_a_log_directory_others_can_write_to_is_refused_and_reported_until_fixed
     assert os.listdir(directory) == []
     directory.chmod(0o750)  # the operator fixes it
     assert check_log_directory(str(directory)) == ""
-    monitor._log._retry_at = 0.0
+    monitor._recorder.log._retry_at = 0.0
     monitor.tick(0.8)
     assert monitor.log_health.error == ""
     monitor.close()

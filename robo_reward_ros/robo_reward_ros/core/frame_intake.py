@@ -22,10 +22,10 @@ from robo_reward_ros.core.frame import Frame
 from robo_reward_ros.core.frame_window import FrameRejected
 from robo_reward_ros.core.image_decoding import (ImageDecodeError, decode_compressed, decode_raw,
                                                  fit_pixels)
+from robo_reward_ros.core.monitor_update import MonitorUpdate
 from robo_reward_ros.core.reward_pipeline import RewardPipeline
 from robo_reward_ros.core.stamp_gaps import StampGapEstimator
 from robo_reward_ros.core.stamp_guard import StampGuard, StampVerdict
-from robo_reward_ros.core.task_monitor import MonitorUpdate
 
 
 class ManualClock:

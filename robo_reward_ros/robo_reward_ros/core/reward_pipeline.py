@@ -13,12 +13,12 @@ import threading
 import time
 from typing import Dict, List, Optional, Sequence, Tuple
 
-from robo_reward_ros.core.episode_ids import checked_episode_id
+from robo_reward_ros.core.episode_ids import checked_episode_id, new_episode_id
 from robo_reward_ros.core.events import RewardEstimate, RewardStep, StageAdvanced, TaskStatus
 from robo_reward_ros.core.frame import Frame
 from robo_reward_ros.core.frame_window import FrameWindow
-from robo_reward_ros.core.task_monitor import (MonitorState, MonitorUpdate, TaskMonitor,
-                                               new_episode_id)
+from robo_reward_ros.core.monitor_update import MonitorState, MonitorUpdate
+from robo_reward_ros.core.task_monitor import TaskMonitor
 from robo_reward_ros.core.task_spec import TaskSpec
 
 

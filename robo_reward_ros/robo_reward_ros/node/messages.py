@@ -1,4 +1,4 @@
-"""Core results to robo_reward_msgs messages (and back for stamps); no decisions here."""
+"""Core results to robo_reward_msgs messages; no decisions here."""
 from __future__ import annotations
 
 import math
@@ -8,8 +8,8 @@ from robo_reward_msgs.msg import FailureEvent, ResetRequest, RewardEstimate, Rew
 
 from robo_reward_ros.core.events import EpisodeEnded, FailureDetected
 from robo_reward_ros.core.events import RewardStep as Step
+from robo_reward_ros.core.monitor_update import MonitorState
 from robo_reward_ros.core.reward_pipeline import CameraResult, finite_or_nan
-from robo_reward_ros.core.task_monitor import MonitorState
 from robo_reward_ros.node.stamps import to_time
 
 

@@ -43,9 +43,10 @@ from robo_reward_ros.core.episode_ids import InvalidEpisodeIdError
 from robo_reward_ros.core.events import EpisodeEnded, FailureDetected
 from robo_reward_ros.core.frame_intake import FrameIntake, IntakeResult
 from robo_reward_ros.core.log_text import escape_controls
+from robo_reward_ros.core.monitor_update import MonitorUpdate
 from robo_reward_ros.core.periodic_worker import PeriodicWorker
 from robo_reward_ros.core.reward_pipeline import RewardPipeline
-from robo_reward_ros.core.task_monitor import MonitorUpdate, TaskMonitor
+from robo_reward_ros.core.task_monitor import TaskMonitor
 from robo_reward_ros.core.task_spec import (InvalidTaskError, TaskSpec, build_task,
                                             check_task_for_model, describe_task)
 from robo_reward_ros.models.loading.backend_registry import import_plugins

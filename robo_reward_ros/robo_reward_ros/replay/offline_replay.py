@@ -14,8 +14,9 @@ from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tupl
 from robo_reward_ros.core.events import (EpisodeEnded, FailureDetected, MonitorEvent,
                                          StageSucceeded)
 from robo_reward_ros.core.frame_intake import FrameIntake, ManualClock
+from robo_reward_ros.core.monitor_update import MonitorUpdate
 from robo_reward_ros.core.reward_pipeline import CameraResult, RewardPipeline
-from robo_reward_ros.core.task_monitor import MonitorUpdate, TaskMonitor
+from robo_reward_ros.core.task_monitor import TaskMonitor
 from robo_reward_ros.core.task_spec import build_task
 from robo_reward_ros.recordings.episode import Episode
 from robo_reward_ros.recordings.trace import EpisodeTrace, EstimateRecord, EventRecord
