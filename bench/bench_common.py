@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """Helpers shared by the benchmarks: import path, tables, JSON, percentiles, machine description."""
 import json
 import os

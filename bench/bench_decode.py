@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """Benchmark 5: per-frame cost from a camera message to model input, at 640x480 and 1280x720.
 
 Stages, as the node and the backends run them:

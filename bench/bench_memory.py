@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """Benchmark 3: memory over a simulated hour of streaming (window + task monitor + tiny model).
 
 Frames with stamps advancing faster than wall time (``--fps`` frames per simulated second, each a

@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """Benchmark 2: the installed reward_node under camera load, with a model of a set time per step.
 
 Three processes: the reward node (backend ``bench_sleep`` from bench/bench_sleep_backend.py: each

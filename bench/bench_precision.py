@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """What each precision costs: load time, memory, per-query time and output drift of a Robometer checkpoint.
 
 Each (size, precision) runs in a fresh Python process, so the resident-memory figures belong to

@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """Episodes per minute of ``robo-reward replay --ray`` with 1 and 2 workers, and a multi-GPU projection.
 
 Synthetic tabletop episodes (the project's own bag layout, ``--frames`` frames of 320x240 at 10 Hz)

@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """Benchmark 1: per-step model cost on the real Qwen3-VL-4B architecture, cached vs full recompute.
 
 The real 4B configuration (reward-models.md 1.1) with random weights, wrapped as each backend

@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """Benchmark: peak memory of ``robo-reward replay`` on a long robot recording vs a short one.
 
 Writes rosbag2 recordings (rosbags writer, MCAP) of one camera at ``--fps`` and ``--size``, as

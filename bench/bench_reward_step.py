@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """Per-step cost of a reward query with and without the caches, on the same inputs.
 
 A robot stream is simulated: one new frame per step, the model scores the current window. The

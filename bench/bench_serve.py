@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """Throughput and latency of `robo-reward serve` with 1, 2 and 4 concurrent robots, batched vs not.
 
 Each client is the node's own remote backend (models/backends/remote.py) on a thread, scoring a

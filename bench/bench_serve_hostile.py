@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """A robot's valid requests to `robo-reward serve` while hostile peers load it (issue 30, findings 2 and 3).
 
 Two bounded phases, each on a freshly started server hosting the tiny Robometer checkpoint (fp32, CPU):

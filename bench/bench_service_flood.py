@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """Benchmark: the reward node's task services under a flood of calls, with a camera and a model running.
 
 Two processes: the installed reward node (backend ``bench_sleep``: each step takes ``--model-s``

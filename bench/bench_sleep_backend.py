@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """A benchmark-only plugin backend: each score takes a set time (emulating a model) and is logged.
 
 Registered as backend ``bench_sleep`` when imported (the node imports it with

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 # Benchmark 1 on a CUDA machine: the real Qwen3-VL-4B architecture with random weights, written in
 # the published layouts and loaded through load_reward_model in bf16, nf4 and torchao int8wo/int4wo;
 # per-step cost of full recompute vs the cached path, load time, peak GPU memory. Results:

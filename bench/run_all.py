@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """Run the benchmarks of issue 7 one after another; each prints its table and writes JSON.
 
     . scripts/env.sh

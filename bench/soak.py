@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """Soak run of the reward node: hours-style abuse in minutes of real time.
 
 The installed reward_node runs in its own process with a real (tiny, offline) Robometer

@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """Soak run of the reward node with a disk that fills and frees while it runs (issue 20).
 
 The installed reward_node runs in its own process with a real (tiny, offline) Robometer

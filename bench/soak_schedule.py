@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """The soak runs' shared loop: wait until the node serves, then run timed actions until a deadline.
 
 Each action returns how long until it runs again; one that falls behind (a busy machine) runs

@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """Bytes a reward step moves through memory, measured on a small checkpoint and carried to the 4B one.
 
 At batch 1 a decoder step on a Jetson is bound by how many bytes it reads, or by its FLOPs; weight

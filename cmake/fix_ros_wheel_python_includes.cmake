@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 # Passed as -DCMAKE_PROJECT_INCLUDE=... when building interface packages against the ROS 2
 # PyPI wheels (no system ROS). Some message wheels export CMake targets whose include paths
 # point at the wheel builder's Python (/opt/python/cpXY-cpXY/...), which does not exist here, so

@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """A small agent trained on Meta-World reach from the reward node's rewards alone, beside the same
 agent trained on the environment's own reward; both learning curves in one plot.
 

@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """ament_python build of robo_reward_ros: the Python package, launch and config files."""
 from glob import glob
 

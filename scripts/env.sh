@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 # Source this to use the project venv and its colcon build in a shell:  . scripts/env.sh
 # (no system ROS needed). Discovery stays on this machine unless you override it.
 _robo_reward_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)

@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 # Sourced by scripts/setup.sh (and run by the compile test): find_python NAME prints a working
 # interpreter called NAME (python3.10, ...) that runs Python 3.10-3.12, or fails.
 # A name on PATH may be a pyenv shim that refuses a version pyenv has but has not selected: then

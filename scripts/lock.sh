@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 # Regenerates the lock files in requirements/lock/ from the hand-kept requirements/*.txt:
 # every package, transitive ones included, pinned to one version per Python version and ROS 2
 # distro. scripts/setup.sh installs from these and never resolves.

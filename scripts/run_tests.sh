@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 # The whole test suite on a fresh machine, in legs; each leg sets up its own venv
 # (scripts/setup.sh: the lock for its Python and ROS 2 distro, colcon build), then runs pytest:
 #   default  Python 3.11 ($PYTHON), ROS 2 Kilted, every test     .venv ($ROBO_REWARD_VENV)

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 # Creates or updates the project venv from the lock file for its Python version and ROS 2 distro
 # (requirements/lock/, every package pinned; made by scripts/lock.sh) and builds both packages
 # into it with colcon. Idempotent: uv runs only when the lock changed; colcon rebuilds only what

@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """Start the reward node (a lifecycle node that activates itself unless autostart:=false).
 
     ros2 launch robo_reward_ros reward.launch.py

@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """The README's first command: the reward node scoring recorded episodes, watched from outside.
 
 Builds what it needs on first use (the model's loadable directory and Meta-World episode bags,

@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """What the demo prints while the node works: a compact live view a person can follow.
 
 Per episode a header (task, truth), then one line per estimate, events and stage changes marked

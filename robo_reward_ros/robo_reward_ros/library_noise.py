@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """Warnings from libraries that a user of this package cannot act on, kept off the console.
 
 transformers imports torchao whenever it is installed, whatever the precision (its quantizer

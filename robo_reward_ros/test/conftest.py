@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """Test session set-up: isolate ROS traffic and logs, and import the package from source.
 
 Every session gets its own ROS_DOMAIN_ID and keeps discovery on this machine, so parallel or

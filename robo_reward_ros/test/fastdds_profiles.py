@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """Which environment variable names a Fast DDS XML profiles file for the installed ROS 2.
 
 Fast DDS 3 (Kilted on) reads FASTDDS_DEFAULT_PROFILES_FILE; Fast DDS 2 (Humble, Jazzy) reads only

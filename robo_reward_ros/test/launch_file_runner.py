@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """Runs reward.launch.py with the real launch API, in its own process (as `ros2 launch` does).
 
 Usage: python launch_file_runner.py LAUNCH_FILE [name:=value ...]; stops on SIGINT.

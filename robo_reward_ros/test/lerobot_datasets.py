@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """Small LeRobot datasets in the v3.0 layout, written with pyarrow and PyAV.
 
 The layout LeRobot 0.6 writes: ``meta/info.json``, ``meta/tasks.parquet`` (task text as the pandas

@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """The TCP ports a process tree listens on, read from /proc (Linux): what a peer could connect to."""
 import os
 from typing import Dict, List, Set, Tuple

@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """Deterministic, non-default values for every field of any ROS message type.
 
 A round trip then compares real content (nested messages, arrays, UTF-8 strings), not defaults.

@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """Session-scoped fixtures: tiny checkpoints in the published layouts, built once per test run.
 
 Import into conftest.py with ``from model_fixtures import *  # noqa: F401,F403``.

@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """Helpers shared by the task-monitor tests.
 
 They build estimates from traces, replay them, and describe the events compactly so a test can

@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """Record RoboReward's reference inputs (``data/roboreward_reference.npz``) for the tests.
 
 The references need torchvision, which does not import beside the project's torch, so this runs in

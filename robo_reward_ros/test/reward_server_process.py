@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """`robo-reward serve` as a child process for the tests: started, waited for, killed like a crash."""
 import json
 import os

@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """RoboReward inputs as its references build them, for the tests and for recording them.
 
 The references are transformers 4.57.1's Qwen3-VL processor with the training settings of

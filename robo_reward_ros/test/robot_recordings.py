@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """Robot-style rosbag2 recordings written with the rosbags writer.
 
 The team's own topic names, several cameras, raw and compressed images, several episodes per bag.

@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """The other side of the message round-trip test, in its own process.
 
 It republishes every robo_reward_msgs message it receives and answers every service with a reply

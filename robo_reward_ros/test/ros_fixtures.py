@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """Fixtures for tests that use real rclpy.
 
 A context per test, processes for the other side, and waiting on the ROS graph or on data instead of sleeping.

@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """A reward backend whose outputs the test controls through the camera images themselves.
 
 Each frame's progress is its mean red value / 255 and its success probability its mean green

@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """A service server that says how long the middleware held it on a reply nobody could take.
 
 The test's client asks for replies its reader can never match (transient-local against the

@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """A robot controller whose reset service takes calls but never answers (a hung controller), in its own process.
 
 Prints one line per call so the test can count them.

@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """The robo-reward commands as a new user meets them: one clear line for a mistake, found early.
 
 Before: tracebacks for a folder that is not a model (score, quantize, export-onnx), a serve that

@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """Style checks as ament packages run them (ament_flake8, ament_pep257).
 
 They use the pinned linters of requirements/dev.txt and the rules in setup.cfg, over the package,

@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """What a backend provides is declared on RewardModel, one factory builds every backend, and the client needs no core.
 
 A plugin backend registered the documented way (a module calling ``register_backend``, named in

@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """The README's first command: from an empty cache the demo runs, reads well and stops cleanly.
 
 It builds its tiny checkpoint and episode bags, runs the reward node and a camera process playing

@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """The demo's compact console, fed real robo_reward_msgs / diagnostic_msgs messages as the node sends them.
 
 The cases of issue 18: a header per episode, a state line only when the state changes (the node

@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """The committed demo model reads task progress from the images of episodes it never trained on.
 
 It was trained here with ``robo-reward finetune``, see training/demo_model.py.

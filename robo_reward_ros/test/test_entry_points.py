@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """Each executable the package installs starts, joins the ROS graph and stops cleanly on SIGINT."""
 import configparser
 import os

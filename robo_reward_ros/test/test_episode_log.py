@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """The per-episode JSON Lines log: content, summary line, and durability against SIGKILL."""
 import json
 import os

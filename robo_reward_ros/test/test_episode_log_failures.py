@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """A full disk or an unwritable log directory never stops the task monitor (issue 20).
 
 The disk is filled for real: the writer runs in a child process whose RLIMIT_FSIZE is lowered

@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """``replay --mcap``: one MCAP per episode with the camera stream and the node's messages on the recording's timeline.
 
 Read back with rosbags (as ``ros2 bag`` would) and with the plain ``mcap`` reader (as Foxglove

@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """The demo's camera between episodes: its pauses are not camera faults, a real silence still is.
 
 Issue 18: the demo reported a stale camera between its own episodes. The camera process

@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """The installed Fast DDS profiles: a service reply waits for a new client instead of vanishing.
 
 rmw_fastrtps drops a reply when the server's reply writer has not matched the client's reader

@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """``robo-reward finetune`` on a tiny Robometer checkpoint and small synthetic episode bags.
 
 The loss falls on a fixed batch, the output loads and scores through the inference path, resume

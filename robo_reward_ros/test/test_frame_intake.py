@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """The one way frames enter the pipeline (node and replay alike), without ROS."""
 import numpy as np
 

@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """The frame window: bounded memory, whole-stage coverage, clean restarts."""
 import numpy as np
 import pytest

@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """A real Meta-World environment here, the reward node (the demo model) in another process.
 
 The Gymnasium wrapper publishes each step's camera frame and returns the node's reward and flags.

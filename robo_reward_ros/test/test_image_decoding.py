@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """Camera frames to RGB: every supported encoding, and a clear refusal for each bad frame."""
 import io
 import zlib

@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """The package's rooms import downward only, in no circle, with function-level imports counted.
 
 A lazy import inside a function is still a dependency: it hid the demo -> live replay -> demo

@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """Every robo_reward_msgs message and service crosses a process boundary intact."""
 import os
 

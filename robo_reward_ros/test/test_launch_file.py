@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """reward.launch.py: valid, and refers only to what the package installs.
 
 It really runs when the launch API is available (it is part of every ROS install, but not on PyPI).

@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """``robo-reward lerobot``: a LeRobot v3 dataset scored with the node's pipeline, and its relabelled copy.
 
 The dataset is written here in the real v3 layout (pyarrow + PyAV); the scripted backend reads

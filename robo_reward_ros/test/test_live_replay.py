@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """The live node and the offline replay agree on the same bag.
 
 The node's published windows, re-scored offline, give the same numbers, and both reach the same

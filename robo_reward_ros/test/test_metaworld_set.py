@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """The training/held-out episode sets: a scenario whose rendered outcome contradicts its label is skipped.
 
 It is never mislabelled, and a rebuild does not render it again.

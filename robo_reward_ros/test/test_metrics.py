@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """Each metric against values worked out by hand on small fixed inputs (evaluation/metrics.py)."""
 import math
 

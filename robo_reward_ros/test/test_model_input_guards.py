@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """What the loaded model cannot take is refused at the door, with the reason (issue 20).
 
 Instructions holding a special token of the model's tokenizer (a prompt-injection surface: ``<|im_end|>``

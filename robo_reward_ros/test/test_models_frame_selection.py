@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 import pytest
 
 from robo_reward_ros.models.backends.frame_selection import linspace_indices, select_frames, tail_indices

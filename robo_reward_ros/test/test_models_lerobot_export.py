@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """A Robometer checkpoint in LeRobot's export layout (``lerobot/Robometer-4B``) loads and scores like the published one.
 
 The export is made from the tiny published checkpoint (models/testing/lerobot_export.py: one

@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """torchao weight-only precisions (int8wo, int4wo) on the CPU, for the three backends.
 
 They load, score near fp32 and save pre-quantized; a robot without bitsandbytes is told the

@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """Real robot clips (shared/data/robot-clips, next to the repository) through the score command."""
 import json
 import os

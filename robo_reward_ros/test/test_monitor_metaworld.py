@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """Meta-World episodes from scripted experts, replayed through the monitor with its defaults.
 
 Signals (generated at test time, cached for the session under pytest's tmp dir):

@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """Invariants of the monitor over random call sequences (hypothesis)."""
 import math
 

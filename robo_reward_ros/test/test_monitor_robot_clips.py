@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """Replay the real Robometer-4B traces of three real robot clips through the monitor.
 
 The traces come from one forward pass over all scored frames. The instruction precedes the

@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """Which model the offline tools run: the node's parameters mean what they mean to the node.
 
 Before: ``-p model.preset=demo`` was silently ignored by ``robo-reward replay`` and a tiny random

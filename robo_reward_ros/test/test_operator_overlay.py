@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """``operator_overlay``: the installed node draws the reward node's view on the newest frame.
 
 It publishes it raw and as JPEG. The test process plays the camera and the reward node's outputs

@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """Names that come from recordings never take an output outside ``--out``, nor remove what the tool did not write."""
 import os
 

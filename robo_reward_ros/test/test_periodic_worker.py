@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """The inference thread: steps off the caller's thread, errors reported, clean stop."""
 import threading
 

@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """The code must run on Python 3.10 (Humble, Jetson) through 3.12.
 
 Every file of the package, its tests, launch file and benchmarks must at least compile under the

@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """The node, the core and the single-process replay import and run on a robot without Ray.
 
 Ray (requirements/scale.txt) is only for ``replay --ray`` and ``serve``; a subprocess refuses any

@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """``robo-reward replay --ray``: bags spread over two local Ray workers give what one process gives.
 
 One local Ray runtime (2 CPUs) for the module, started by the project's own ``ray_runtime``. Its

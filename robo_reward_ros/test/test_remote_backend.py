@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """The remote backend and the reward server's scoring, without ROS or Ray.
 
 The node's settings accept ``model.backend: remote`` with a server URL; what a server answers is

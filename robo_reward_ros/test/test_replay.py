@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """``robo-reward replay`` and ``robo-reward eval`` end to end on a Meta-World bag, with the tiny Robometer checkpoint.
 
 The offline path is the node's pipeline, and eval's numbers are the metrics of what replay wrote.

@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """The RL contract through real rclpy: the node in its own process, a controller's RewardClient here.
 
 Steps (one per inference step, fused over cameras), terminal steps found by the node's timer, and

@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """The reward node in its own process, seen from outside as an RL controller would see it.
 
 The node runs the pixel-scripted backend (test/scripted_backend.py) through the same plugin

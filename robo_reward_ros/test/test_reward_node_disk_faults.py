@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """Episode logs on a full disk or in an unwritable directory, against the running node (issue 20).
 
 Rewards, decisions, resets and every service answer go on; the failure is in /diagnostics, one

@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """Faults and bad inputs against the running node (another process).
 
 Each is reported, nothing recorded is lost, and the node keeps scoring afterwards.

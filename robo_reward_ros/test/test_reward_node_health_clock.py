@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """Health reporting runs on a steady clock, also under use_sim_time (issue 20).
 
 With ``use_sim_time`` and no ``/clock`` (a paused or absent simulator), timers on the node's ROS

@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """The node with a real (tiny) Robometer refuses what that model cannot take, and keeps scoring (issue 20).
 
 Instructions with the tokenizer's special tokens (a prompt-injection surface on a robot) and

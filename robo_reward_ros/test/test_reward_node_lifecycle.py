@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """The managed node with a real (tiny) Robometer checkpoint and a 30 Hz camera in another process.
 
 Its lifecycle is driven through the standard lifecycle services, as a lifecycle manager would.

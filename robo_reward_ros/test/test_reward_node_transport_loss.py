@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """Frames lost where the transport does not say so are reported from the camera's stamps (issue 20)."""
 import numpy as np
 

@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """The installed reward node on a Jetson-shaped install: the model stack from pip, bitsandbytes left out.
 
 The node runs under a real interpreter whose site-packages hold everything of the project venv but

@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """The reward loop without ROS: windows, a backend through its public interface, the monitor."""
 import dataclasses
 import threading

@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """Robots score through one shared reward server (`robo-reward serve`, Ray Serve) on 127.0.0.1.
 
 Real server, real reward nodes in their own processes, the tiny Robometer checkpoint: the remote

@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """The shared reward server against a hostile peer on its port (issue 30, findings 2, 3, 4, 8).
 
 A real `robo-reward serve` (Ray Serve) hosting the test's scripted backend as a plugin, so it starts

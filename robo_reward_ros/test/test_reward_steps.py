@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """The reward contract an RL controller reads, without ROS: one step per inference step.
 
 Rate independence is measured on the demo model replaying Meta-World episodes through the node's

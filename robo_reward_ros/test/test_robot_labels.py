@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """Robot recordings judged and trained on with a labels file: eval and finetune on bags that carry no outcome.
 
 The bags are real rosbag2 files in a robot's own layout (rosbags writer); the scripted backend reads

@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """``robo-reward replay`` on robot-style recordings.
 
 The team's topic names, several cameras, compressed images, several episodes per bag, MCAP and sqlite3.

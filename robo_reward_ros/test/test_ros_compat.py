@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """The compatibility module's code paths, each on the real rclpy of this venv.
 
 Humble's path is taken by hiding the API it lacks.

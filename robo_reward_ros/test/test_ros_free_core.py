@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """The core, the models and the offline tools run without ROS.
 
 Importing any of their modules never imports rclpy or a ROS message package (the offline tools,

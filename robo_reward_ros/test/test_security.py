@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """Security rules of the project, checked on the code and on the running node."""
 import ast
 import fnmatch

@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """The soak in short form (the full run: python bench/soak.py --minutes 30).
 
 A 30 Hz camera with bad frames, task changes, a flapping controller, a real tiny model; nothing

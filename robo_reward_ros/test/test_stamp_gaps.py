@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """Loss the transport does not report, estimated from the publisher's stamps (issue 20)."""
 import numpy as np
 

@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """Frame stamps: odd ones refused, a new timeline recognised only when it persists."""
 from robo_reward_ros.core.stamp_guard import StampGuard, StampVerdict
 

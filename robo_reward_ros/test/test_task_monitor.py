@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """Synthetic progress traces, one per case of the issue.
 
 Each asserts the exact event sequence (type, stamp, stage, terminal/status). Estimates come every

@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """Configuration validation, camera combination rules, dense reward formulas and the clean start of a new episode."""
 import dataclasses
 import math

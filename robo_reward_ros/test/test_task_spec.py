@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """Task validation: the same refusal whether a task comes from a topic, a service or a bag."""
 import math
 

@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """Command-line tools of robo_reward_ros (no ROS needed): argument parsing only."""
 import sys
 from typing import List

@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """``robo-reward eval REPLAY_DIR...``: reward-quality metrics over replayed episodes.
 
 The metrics (VOC, Kendall tau across outcomes, outcome differences, binned MAE, preference accuracy,

@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """``robo-reward export-onnx``: a reward model's vision tower as ONNX graphs, one per frame size.
 
     robo-reward export-onnx --model DIR_OR_ID --backend robometer --size 224 OUT.onnx

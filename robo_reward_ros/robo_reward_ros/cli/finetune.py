@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 r"""``robo-reward finetune``: fine-tune a Robometer-layout reward model on your own episode bags.
 
     robo-reward finetune --model BASE --episodes BAG_OR_DIR... --out DIR [--mode heads|lora|full]

@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 r"""``robo-reward lerobot DATASET``: score a local LeRobot dataset (v3) with the node's pipeline; optionally relabel it.
 
 Each episode's camera key(s) are decoded from the dataset's mp4 files (PyAV) and go through the

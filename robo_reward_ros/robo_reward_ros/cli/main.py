@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """`robo-reward COMMAND ...`: one entry point for the offline tools.
 
 Each command lives in its own module and is imported only when used, so `robo-reward --help`

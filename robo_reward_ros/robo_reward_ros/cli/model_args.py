@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """The model options of the offline tools that run the node's loop (replay, lerobot).
 
 ``-p NAME=VALUE`` is a reward_node parameter and means there what it means to the node;

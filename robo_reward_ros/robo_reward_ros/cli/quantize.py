@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """``robo-reward quantize``: save a pre-quantized checkpoint, so a robot does not re-quantize at start.
 
     robo-reward quantize --model DIR_OR_ID [--precision nf4|int8|int8wo|int4wo] OUT_DIR

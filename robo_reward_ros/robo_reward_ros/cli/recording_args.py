@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """The options that say how to read a robot's own rosbag2 recording, shared by replay and finetune."""
 from __future__ import annotations
 

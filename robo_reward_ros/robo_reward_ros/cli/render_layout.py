@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """``robo-reward render-layout``: draw a Foxglove layout's panels from an episode MCAP with matplotlib (a PNG).
 
 A still of what Foxglove shows for ``replay --mcap`` output, where Foxglove itself is not at hand.

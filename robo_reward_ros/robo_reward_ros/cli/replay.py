@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 r"""``robo-reward replay BAG...``: episodes from bags through the node's reward loop, offline.
 
 The loop is the node's own (window, model, task monitor); it writes per-estimate and event logs

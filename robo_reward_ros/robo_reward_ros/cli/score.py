@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """``robo-reward score``: score a folder of frames or a video with a reward model, print a table.
 
 Videos are decoded with PyAV (recordings/video_file.py); a rosbag2 folder (MCAP or sqlite3) gives

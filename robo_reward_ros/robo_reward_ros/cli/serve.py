@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """`robo-reward serve`: one reward backend on Ray Serve, shared by several robots over HTTP.
 
 Robots set ``model.backend: remote`` and ``model.id: http://HOST:PORT``. Binds 127.0.0.1 unless

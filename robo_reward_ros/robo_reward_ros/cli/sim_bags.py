@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """``robo-reward sim-bags OUT``: render Meta-World episodes offscreen into one ROS 2 bag per episode.
 
 The episodes have scripted experts, fixed seeds and known outcomes; the bags are MCAP (layout in

@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """``robo-reward tiny-checkpoint``: build a deterministic tiny checkpoint in a published layout, offline.
 
     robo-reward tiny-checkpoint --layout robometer|roboreward|qwen3vl [--size tiny|mid|4b] OUT_DIR

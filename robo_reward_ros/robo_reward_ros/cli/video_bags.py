@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """``robo-reward video-bags OUT VIDEO...``: turn recorded videos into bags.
 
 The bags have the same layout as the simulated episodes, so recordings replay the same way.

@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """For RL controllers: a reward node's steps, state and services from Python (rclpy only, no torch).
 
 ``RewardClient`` runs its own rclpy node on a thread of its own, so a controller's loop can block

@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """A Gymnasium wrapper whose reward, terminated and truncated come from a reward node.
 
 Each ``step`` renders the wrapped environment's camera frame, publishes it to the node (as a

@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """A controller's connection to one reward node: steps, task state, reset requests, services.
 
 Steps are matched to a controller's frames by stamp: the step covering frame stamp ``t`` is the

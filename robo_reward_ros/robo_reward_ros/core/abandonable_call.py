@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """Run a long call (a model load) that a shutdown must not wait for.
 
 Loading a checkpoint cannot be interrupted inside torch or safetensors, and a process exits only

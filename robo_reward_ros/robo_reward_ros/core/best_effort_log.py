@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """Episode logs that never stop the reward loop: a full disk or an unwritable directory is reported, not fatal.
 
 Scoring, decisions, topics and resets must go on while the log cannot be written. A record that

@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """How many task and episode changes per second the node takes; calls beyond that are refused at once.
 
 Each ``set_task`` or ``start_episode`` ends an episode and starts one: a log record or two made

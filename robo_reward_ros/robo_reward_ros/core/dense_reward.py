@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """Dense reward for an RL controller, from the monitor's task progress.
 
 The potential is task progress over all stages,

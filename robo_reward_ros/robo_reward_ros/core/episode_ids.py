@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """Episode ids: made up when nobody names the episode, checked when a caller does.
 
 An id names the episode in every message and its log file: a made-up one must never repeat, across

@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """Per-episode JSON Lines logs: where each episode's file is, and how to read one back.
 
 The writer (``best_effort_log.py``) hands every record to the kernel with unbuffered ``os.write``

@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """The episode log as the monitor keeps it: a header, every event and estimate, a summary last.
 
 The monitor decides and this writes, best effort (``best_effort_log.py``): a log that cannot be

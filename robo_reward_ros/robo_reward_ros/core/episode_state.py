@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """What one episode and its current stage hold, so that a new episode or stage starts from nothing.
 
 The monitor (``task_monitor.py``) makes the transitions; these hold what the transitions read and

@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """What goes into the task monitor (reward estimates) and what comes out (typed events).
 
 The integer values of the enums are part of the message contract: the ROS messages in

@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """Task-failure detectors over one stage's fused progress signal.
 
 Each detector sees ``(stamp, progress)`` pairs of one stage, in stamp order, and reports a finding

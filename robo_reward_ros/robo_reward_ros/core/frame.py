@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """The unit every part of the pipeline passes around: one camera image and its stamp."""
 import dataclasses
 

@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """The one way frames enter the reward pipeline, live or offline.
 
 The node's camera callbacks and the offline replay both hand frames here, so both accept and

@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """The frames a reward model sees: those of the current stage of one camera.
 
 Memory is bounded by ``max_frames`` whatever the camera rate or stage length: the newest frame

@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """Camera messages to RGB arrays, from their raw fields (so the core needs no ROS types).
 
 Raw images are viewed, not copied, where the layout allows; every refusal says exactly what

@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """Text from a peer (an instruction, a reason, a format field) made safe to put in a log line.
 
 A newline in an instruction would write a line of its own into the node's log (one that can look

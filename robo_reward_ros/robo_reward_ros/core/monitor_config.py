@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """The task monitor's rules: thresholds, windows, time limits, dense-reward shape and log.
 
 Validated once, when built (from node parameters, a YAML file or code), so the state machine in

@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """What the task monitor returns: the callers (node, pipeline, replay) import these without the monitor."""
 from __future__ import annotations
 

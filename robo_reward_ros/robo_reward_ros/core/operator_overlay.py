@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """What an operator sees at a glance: the newest camera frame with the reward node's view of the task drawn on it.
 
 Drawn with Pillow, no ROS: the instruction and stage at the top; a progress bar, the success

@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """Runs a step at a fixed rate on its own thread, so the ROS executor never waits for a model.
 
 Latest wins by construction: each step reads the newest window when it starts; nothing is

@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """Frames -> stage window -> reward model -> task monitor: the one reward loop.
 
 The node runs it live (frames from the executor thread, ``step`` on the inference thread) and

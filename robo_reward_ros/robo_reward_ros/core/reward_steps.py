@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """Reward steps: what the controller gets for each decision, assembled apart from the decisions.
 
 The monitor decides; this turns a decision into the dense reward it earned (``dense_reward.py``)

@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """Frames a camera stamped that never arrived, seen from the gaps between the stamps that did.
 
 Transports do not always report loss (shared memory drops frames silently; a sensor_msgs/Image has

@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """Per-camera frame-stamp sanity: a stamp that goes back or leaps ahead must not be taken at face value.
 
 All timing (windows, stalls, timeouts) runs on frame stamps.

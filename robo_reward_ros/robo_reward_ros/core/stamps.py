@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """Stamps in seconds and back: ROS's (sec, nanosec) pairs and rosbag nanoseconds, with one rounding rule.
 
 Duck-typed on ``.sec`` and ``.nanosec``, so rclpy's messages and rosbags' alike go through it

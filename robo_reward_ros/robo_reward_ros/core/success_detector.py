@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """Stage success: a k-of-n vote per camera, combined across cameras by a rule.
 
 One estimate is one vote, cast by its newest frame only: the frames of one estimate come from one

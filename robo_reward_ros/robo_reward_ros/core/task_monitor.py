@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """The task monitor: one episode's state machine over reward estimates.
 
 It turns estimates into typed events (stage success and advance, failures, episode end) and reward

@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """A task as the node and the offline tools see it: ordered stages with optional limits.
 
 Validation lives here, not in the ROS shell, so a bad task is refused with the same message

@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """Episode and stage time limits, kept apart from the monitor's decisions on estimates.
 
 A limit fires on frame-stamp time alone, so the monitor checks it on every estimate and on its

@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """How far the live node and the offline replay of the same episodes agree.
 
 Three levels, per episode and pooled:

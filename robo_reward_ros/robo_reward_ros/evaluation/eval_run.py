@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """An evaluation run: replays merged, metrics computed, reports and plots written.
 
 What ``robo-reward eval`` runs.

@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """Reward-model quality metrics, with the definitions of the published evaluations.
 
 docs/offline-evaluation.md lists them with their sources. Pure functions on numbers: no ROS, no

@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """The evaluation report as Markdown (the JSON report is the metrics dict itself)."""
 from __future__ import annotations
 

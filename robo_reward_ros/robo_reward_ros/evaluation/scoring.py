@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """The evaluation of a replay: per-episode numbers, then the metrics of evaluation/metrics.py over episodes and tasks.
 
 Definitions in docs/offline-evaluation.md.

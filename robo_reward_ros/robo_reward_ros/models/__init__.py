@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """ROS-free reward model backends (Robometer, RoboReward, TOPReward). Imports no rclpy.
 
 Construct with :func:`load_reward_model` (built-in and plugin backends alike); every backend is a

@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """The one interface every reward backend implements, and the data it exchanges.
 
 The node, the offline tools and the tests only see these types, so a backend can be swapped by a

@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """Camera subscriptions: each message's fields go to the frame intake, nothing more.
 
 Runs on the executor thread and never waits for the model. Stamp checks, decoding, counts and

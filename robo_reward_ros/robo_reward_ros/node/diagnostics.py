@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """The reward node's /diagnostics report: what an operator needs to trust (or distrust) the rewards.
 
 Is the model loaded and how fast, is every camera delivering, what failed last.

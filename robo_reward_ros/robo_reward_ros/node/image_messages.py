@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """RGB pixels as a ``sensor_msgs/Image``: what the synthetic camera, the overlay and the live replay publish."""
 import numpy as np
 from sensor_msgs.msg import Image

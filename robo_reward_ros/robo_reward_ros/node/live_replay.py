@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """Episodes through the live node over ROS topics, to check that node and offline replay agree.
 
 Starts the installed ``reward_node`` as a child process with the same parameter values as the

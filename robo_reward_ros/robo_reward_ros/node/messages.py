@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """Core results to robo_reward_msgs messages; no decisions here."""
 from __future__ import annotations
 

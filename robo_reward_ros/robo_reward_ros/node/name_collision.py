@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """Another node with this node's fully qualified name in the same ROS domain: the younger one stops.
 
 ROS 2 lets two nodes share a name (``ros2 node list`` only warns), and for this node that is

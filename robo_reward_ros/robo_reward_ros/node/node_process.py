@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """The installed node as a child process: found, given its parameters, started and stopped.
 
 One place for what the demo, the live replay, the soaks and the tests do to run the real

@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """``operator_overlay``: the newest camera frame with the reward node's view drawn on it.
 
 For rqt_image_view or Foxglove. A node of its own beside the reward node (off unless started:

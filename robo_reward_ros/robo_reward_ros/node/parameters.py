@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """Declares the reward node's parameters (the table in settings/node_settings.py) with ROS descriptors.
 
 Ranges, read-only flags, descriptions that `ros2 param describe` shows.

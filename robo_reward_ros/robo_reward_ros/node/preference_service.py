@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """``~/compare_preference``: which of two clips makes more progress on an instruction.
 
 The comparison runs on its own thread and the service callback awaits it, so the executor keeps

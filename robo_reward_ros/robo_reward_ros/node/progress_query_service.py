@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """``~/query_progress``: score the current window now, for reasoners and operator tools.
 
 It runs in its own callback group, on an executor thread of its own, so frames, timers and the

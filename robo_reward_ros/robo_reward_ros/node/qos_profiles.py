@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """QoS of the reward node's own topics, shared by the node and by anything that listens to it.
 
 Latched topics keep one message: a late subscriber gets the current task (instruction, task)

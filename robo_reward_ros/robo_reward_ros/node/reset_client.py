@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """Asks the robot's controller to reset (std_srvs/Trigger) when an episode ends.
 
 On its own thread, so neither the executor nor the inference thread waits for a controller

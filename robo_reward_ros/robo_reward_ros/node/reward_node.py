@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """The reward node: a managed (lifecycle) ROS shell around the reward pipeline.
 
 configure: validate parameters, load the model (slow, once). activate: subscribe, publish,

@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """The rclpy API differences between the distros the node runs on (Humble, Jazzy, Kilted).
 
 Kept in one place so the rest of the node is written against one API. Read against the humble

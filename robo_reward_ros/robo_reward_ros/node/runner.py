@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """Runs a node until SIGINT or SIGTERM, then tears it down in order.
 
 rclpy's own signal handler shuts the context down underneath a running executor, which can

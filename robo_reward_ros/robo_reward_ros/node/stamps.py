@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """Seconds as a ROS ``builtin_interfaces/Time``, for the node and for clients alike.
 
 Kept apart from messages.py, which converts the core's results and so imports the pipeline and the

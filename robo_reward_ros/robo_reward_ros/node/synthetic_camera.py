@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """Publishes the synthetic scene as a camera (sensor_msgs/Image, rgb8) for the demo and tests.
 
 Stands in for the robot's camera driver, not for any part of the reward pipeline.

@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """Translation between robo_reward_msgs task messages and the ROS-free TaskSpec."""
 from __future__ import annotations
 

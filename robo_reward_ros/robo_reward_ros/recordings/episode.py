@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """An episode: camera frames, the task, and (when known) ground truth per frame.
 
 Ground truth, per frame: the stage being worked on, whether that stage's success condition

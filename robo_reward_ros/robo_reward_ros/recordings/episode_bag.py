@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """Episodes as ROS 2 bags (rosbag2 directories, MCAP storage) written and read with ``rosbags``.
 
 Pure Python, no ROS install needed; ROS 2 Kilted message definitions.

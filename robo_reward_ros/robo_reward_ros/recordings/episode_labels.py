@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """Outcome labels for recordings that carry none: what eval judges and finetune learns robot bags by.
 
 A robot's rosbag2 has no ``/episode`` outcome and no ``/ground_truth``, but whoever ran the robot

@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """One MCAP per replayed episode: the camera stream and the node's own messages on the recording's timeline.
 
 Foxglove and PlotJuggler open it and show the video with the reward curve under it. Written with

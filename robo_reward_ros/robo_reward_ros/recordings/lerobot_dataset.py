@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """A local LeRobot dataset (format v3.0) read with pyarrow and PyAV, without LeRobot itself.
 
 LeRobot needs Python >= 3.12 and an older torch than this project's venv, so the layout is read

@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """A copy of a LeRobot v3 dataset with the reward model's per-frame labels added as columns.
 
 LeRobot's training can then weight or filter by them (reward-weighted behaviour cloning, offline

@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """Names from recordings made safe to be file names, and outputs kept under the folder the user gave.
 
 A recording's episode name is data: a bag written elsewhere may call its episode ``../../x`` or

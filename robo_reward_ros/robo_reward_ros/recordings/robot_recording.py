@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """Any rosbag2 recording (MCAP or sqlite3) as episodes whose camera messages stream one by one.
 
 A robot team's bags have their own topic names, several cameras, compressed images and often

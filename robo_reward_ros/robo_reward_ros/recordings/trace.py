@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """What a replay produced for one episode, in one shape whether it came from the offline pipeline or from the live node.
 
 Estimates (one per inference step), events, and the episode's ground truth, with the files they are

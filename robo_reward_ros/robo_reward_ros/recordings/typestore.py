@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """The rosbags message types every bag here is read and written with (ROS 2 Kilted's definitions)."""
 
 

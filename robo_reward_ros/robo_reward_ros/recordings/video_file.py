@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """Video files as timestamped RGB frames, so recorded robot clips go through the same reward path as camera frames.
 
 Decoded with PyAV (FFmpeg's libraries, pinned in requirements).

@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """Every episode of a list of bags through the offline replay: the project's own bags and robots' recordings alike.
 
 The project's bags (``/episode`` metadata, maybe ground truth) are read whole, as before: they are

@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """Score a LeRobot dataset's episodes with the node's pipeline, and optionally write a relabelled copy.
 
 What ``robo-reward lerobot`` runs. Output folder as ``replay`` writes it (``estimates.jsonl``,

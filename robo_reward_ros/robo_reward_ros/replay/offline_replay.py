@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """Episodes through the node's own reward loop, offline, stepped in frame-stamp time.
 
 The same parameters, the same ``RewardPipeline`` (window, model, task monitor) as the node.

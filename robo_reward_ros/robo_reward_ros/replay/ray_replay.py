@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """``robo-reward replay --ray``: a fleet's bags spread over Ray workers, each holding the model once.
 
 Ray Data maps a pool of actors over one row per bag. Each actor loads the model when it starts and

@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """A replay run: bags through the offline pipeline (and optionally the live node).
 
 Written as logs, plots and an agreement report; what ``robo-reward replay`` runs.

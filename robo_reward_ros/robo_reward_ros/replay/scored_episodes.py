@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """Episodes already scored, kept per episode so a re-run of ``replay`` on many hours of bags redoes only what changed.
 
 Each episode's result is stored as ``OUT/scored/NAME.json`` with a key: a hash of the model (for a

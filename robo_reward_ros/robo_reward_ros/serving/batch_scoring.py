@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """What a server replica does with a batch of score requests, Ray-free (so it is tested without Ray).
 
 Robometer puts every robot's windows into one forward (``score_items``); other backends score

@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """The Ray Serve deployment of ``robo-reward serve``: one backend per replica, requests batched.
 
 HTTP only on what the server was told to bind (127.0.0.1 by default). What one client can take

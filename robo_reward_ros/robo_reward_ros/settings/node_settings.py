@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """The node's parameter values checked together into settings: what the node and the offline replay run with."""
 from __future__ import annotations
 

@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """Every parameter of the reward node in one table.
 
 Name, default, meaning, range, and whether it can change while the node runs.

@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """What the demo and the offline tools build on first use: the tiny checkpoint and the episode bags.
 
 The trained demo model itself is in models/loading/bundled_demo.py (the node loads it too).

@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """Sets of episode bags made from Meta-World renders or recorded videos (one bag per episode).
 
 What ``robo-reward sim-bags`` and ``video-bags`` run, and what the demo builds on first use.

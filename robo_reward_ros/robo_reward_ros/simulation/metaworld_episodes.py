@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """Meta-World episodes rendered offscreen: scripted experts, fixed seeds, known outcomes.
 
 Each scenario runs a Meta-World v3 environment (MuJoCo) with its scripted expert policy, changed

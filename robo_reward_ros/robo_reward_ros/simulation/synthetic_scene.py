@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """A deterministic tabletop scene drawn with numpy: a camera stream that needs no simulator, no download and no GPU.
 
 It is for the demo and for tests of the ROS plumbing.

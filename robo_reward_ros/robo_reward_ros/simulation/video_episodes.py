@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """Recorded videos (a robot's own clips) as episodes, for the same bag layout as the sim ones.
 
 Frames are decoded with PyAV (recordings/video_file.py); stamps are presentation times from the first

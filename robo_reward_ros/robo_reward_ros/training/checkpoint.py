@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """Training modes (which parameters learn) and the output checkpoint in the published layout.
 
 Modes:

@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """Training curves: losses per step (and their running mean), held-out figures per epoch."""
 from __future__ import annotations
 

@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """Reproduce the demo's trained model and its held-out report.
 
     python -m robo_reward_ros.training.demo_model [--work DIR] [--base DIR] [--install] [--report]

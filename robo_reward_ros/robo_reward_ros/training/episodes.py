@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """Training examples drawn from episode bags: labels per frame, clips, pairs and negatives.
 
 An episode is split into stages (the node scores each stage's frames with that stage's

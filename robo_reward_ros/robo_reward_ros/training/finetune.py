@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """The fine-tuning loop: seeds, accelerate, progress bar, per-epoch checkpoint, eval and curves.
 
 Every step's examples come from a generator seeded with ``(seed, step, process)``, and dropout

@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """Meta-World episode sets for fine-tuning and for judging a fine-tuned model.
 
 Several tasks, each with successes (scripted expert), partial episodes (the expert cut before its

@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """The Robometer objective on a batch of examples, and the trainable module around the network.
 
 Per ``<|prog_token|>`` row: progress as a ``bins``-way classification (cross-entropy against a

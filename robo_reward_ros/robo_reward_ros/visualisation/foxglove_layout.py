@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """Foxglove layouts for the reward node's topics: the video above, the reward curves under it.
 
 One function makes them so the layout ``replay --mcap`` writes for a run's cameras and the one

@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """A Foxglove layout's panels drawn with matplotlib from an episode MCAP: a still of what Foxglove shows.
 
 For documentation and for machines without Foxglove (its web app is not reachable from the

@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """Plots of replays (matplotlib, no display needed): one figure per episode and a summary."""
 from __future__ import annotations
 

@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """Make this venv's rclpy look like Humble's to the reward node (PYTHONPATH=<this folder>).
 
 What the node's compatibility module covers is taken away: the ``rclpy.event_handler`` module

@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """What the three Qwen3-VL backends share, so each file holds only its model's contract.
 
 Every backend runs on one device, keeps a vision-feature cache fed by the torch tower or an ONNX

@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """Which frames of a window the model sees (Robometer contract, reward-models.md section 1.6).
 
 Upstream ``linspace_subsample_frames`` is the default. LeRobot's ``compute_reward`` instead keeps

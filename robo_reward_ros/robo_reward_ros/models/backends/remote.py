@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """The ``remote`` backend: score through a shared ``robo-reward serve`` server over HTTP.
 
 Robots without a GPU (or without Ray, torch or the weights) use it: frames go JPEG-compressed,

@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """Robometer backend (``robometer/Robometer-4B`` layout): per-frame progress, success, preference.
 
 Prompts, token order, image sizing and decoding follow reward-models.md sections 1.3-1.8.

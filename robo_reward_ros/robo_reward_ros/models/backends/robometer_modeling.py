@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """Robometer's network: a ``Qwen3VLModel`` backbone plus progress/success/preference heads.
 
 Module names are those of upstream ``RBM`` (reward-models.md 1.2), so the published state dict

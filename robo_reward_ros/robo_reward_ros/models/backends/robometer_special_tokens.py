@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """The five tokens Robometer adds to the base tokenizer, in the order that fixes their ids."""
 from typing import Dict
 

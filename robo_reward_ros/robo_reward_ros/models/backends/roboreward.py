@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """RoboReward backend (``teetone/RoboReward-4B``/``-8B``: plain Qwen3-VL fine-tunes).
 
 The model answers ``ANSWER: <1..5>`` about the end state of a clip. Instead of sampling, one

@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """TOPReward backend: training-free progress from log P(" True") of a Qwen3-VL instruct model.
 
 Prompt, scored token and frame sizing follow reward-models.md section 3 (default

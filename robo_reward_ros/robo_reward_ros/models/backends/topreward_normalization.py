@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """Turning TOPReward's raw log P("True") into progress in [0, 1].
 
 Hindsight (the paper, offline): min-max over every prefix of the finished episode, interpolated

@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """Backends beyond the built-in ones, registered by name; :func:`load_reward_model` builds them.
 
 A plugin module (named in the node's ``model.plugin_modules`` parameter, in ``--plugin-modules``

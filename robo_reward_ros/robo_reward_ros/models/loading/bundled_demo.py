@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """The demo model shipped inside the package, made loadable without a network.
 
 Its weights (trained here with ``robo-reward finetune``) are installed with the package, but a

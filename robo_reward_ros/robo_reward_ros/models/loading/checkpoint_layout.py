@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """Recognise a checkpoint's layout and fail early, with the problem named, on anything else.
 
 Local directories are checked file by file; a model id is left to transformers' own

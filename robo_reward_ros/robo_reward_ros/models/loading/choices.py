@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """The backend, precision and device names a user may ask for, without importing torch.
 
 Parameters and command lines are thus validated before anything heavy loads.

@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """One quick question to the model hub before any file is fetched from it.
 
 huggingface_hub retries a failed connection five times with back-off, about 25 s per file, so on

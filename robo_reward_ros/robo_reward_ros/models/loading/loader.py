@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """The one factory from a backend name and a model id or directory to a ready RewardModel.
 
 The node, the replay, the server, the offline commands and the tests all call

@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """Precision and device choices, turned into ``from_pretrained`` arguments.
 
 bf16 is the published dtype and the fastest on CPU; nf4 is how a 4B model fits an 8 GB GPU;

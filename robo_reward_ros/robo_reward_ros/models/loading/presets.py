@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """Named model set-ups for robots, so a launch line says what it runs, not five parameters.
 
 Each preset fixes backend, model id and precision; ``model.id``/``model.precision`` parameters

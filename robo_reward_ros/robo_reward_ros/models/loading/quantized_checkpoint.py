@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """Save a checkpoint already quantized (nf4, int8, int8wo, int4wo), so a robot does not re-quantize at start.
 
 The output keeps the source layout: a Robometer directory still says ``architectures: ["RFM"]``

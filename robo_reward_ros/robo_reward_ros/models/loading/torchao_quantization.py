@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """torchao weight-only quantization (int8wo, int4wo): the quantized path that needs no bitsandbytes.
 
 torchao installs from PyPI wherever torch does (on aarch64 a pure-Python wheel, so a Jetson takes

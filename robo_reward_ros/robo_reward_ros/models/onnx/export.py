@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """Export the Qwen3-VL vision tower to ONNX, one graph per block grid.
 
 The runtime side is ``onnx_vision_runtime``; load a backend with

@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """The vision tower through ONNX Runtime at inference (``vision_runtime="onnx"``).
 
 On a Jetson the vision tower is the part that pays to hand to TensorRT: fixed-size frames, no KV

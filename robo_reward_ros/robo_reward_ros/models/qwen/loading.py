@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """Load a plain Qwen3-VL checkpoint (RoboReward fine-tunes, TOPReward's instruct model) with checks."""
 from typing import Tuple
 

@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """Reuse the KV cache of the part of a Qwen3-VL prompt that did not change since the last query.
 
 Attention is causal and Qwen3-VL's mRoPE positions of a token depend only on the tokens before it,

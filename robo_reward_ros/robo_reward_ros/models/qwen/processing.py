@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """Tokenizer, chat template and vision settings of a Qwen3-VL base model, and prompt expansion.
 
 transformers' ``AutoProcessor`` for Qwen3-VL needs torchvision (its video processor), which is not

@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """Token sequences with their vision blocks, collated into one right-padded Qwen3-VL batch."""
 import dataclasses
 from typing import Callable, Dict, List, Optional, Sequence, Tuple

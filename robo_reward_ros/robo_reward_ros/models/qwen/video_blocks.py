@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """A list of frames as a Qwen3-VL video: two-frame blocks with their timestamps and pixels."""
 from typing import Callable, Optional, Sequence, Tuple
 

@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """Per-frame vision features kept while their frames stay in the window.
 
 A robot asks for a reward several times a second on a window that changes by one frame. Qwen3-VL's

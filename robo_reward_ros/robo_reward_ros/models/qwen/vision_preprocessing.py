@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """Pixel preparation for Qwen3-VL, without torchvision.
 
 Image resizing follows qwen-vl-utils (``smart_resize`` + PIL bicubic), which the references call

@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """The reward server's API key, read the same way by the server and by the robots' remote backend.
 
 From a file (``ROBO_REWARD_API_KEY_FILE`` or ``--api-key-file``) that only its owner may read, or

@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """The reward server's JSON wire format, shared by the server and the node's remote backend.
 
 Frames travel JPEG-compressed (base64) with their stamps; outputs come back per frame as a

@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """A Robometer checkpoint in LeRobot's export layout (``lerobot/Robometer-4B``), made from a published-layout one.
 
 LeRobot saves its ``RobometerRewardModel`` as one ``model.safetensors`` whose backbone keys carry

