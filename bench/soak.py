@@ -17,7 +17,6 @@ import argparse
 import json
 import os
 import random
-import subprocess
 import sys
 import tempfile
 import time
@@ -32,7 +31,7 @@ from sensor_msgs.msg import Image
 from std_srvs.srv import Trigger
 
 from robo_reward_ros.simulation.synthetic_scene import render_scene
-from robo_reward_ros.node.node_process import stop_process
+from robo_reward_ros.node.node_process import installed_executable, start_process, stop_process
 from robo_reward_ros.simulation.demo_assets import demo_checkpoint
 from robo_reward_ros.node.qos_profiles import EVENTS_QOS, LATCHED_LISTENER_QOS
 from robo_reward_ros.node.stamps import to_time
@@ -160,7 +159,7 @@ class Robot:
 def run(args: argparse.Namespace) -> Dict:
     rng = random.Random(args.seed)
     model = args.model or demo_checkpoint()
-    node_cmd = [os.path.join(sys.prefix, "lib", "robo_reward_ros", "reward_node"), "--ros-args"]
+    node_cmd = [installed_executable("reward_node"), "--ros-args"]
     for name, value in (("model.preset", '""'), ("model.id", model),
                         ("model.backend", "robometer"), ("model.precision", "fp32"),
                         ("model.device", "cpu"), ("reset.service", "/soak/reset"),
@@ -170,9 +169,9 @@ def run(args: argparse.Namespace) -> Dict:
                         ("instruction", TASKS[0][0])):
         node_cmd += ["-p", f"{name}:={value}"]
     # The node's log goes to a file: a pipe nobody reads during the run would fill and block it.
-    log = tempfile.TemporaryFile()
-    child = subprocess.Popen(node_cmd, stdout=log, stderr=subprocess.STDOUT,
-                             start_new_session=True)
+    log_dir = tempfile.TemporaryDirectory(prefix="soak_node_log_")
+    log_path = os.path.join(log_dir.name, "reward_node.log")
+    child = start_process(node_cmd, log_path)
     rclpy.init()
     ros = rclpy.create_node("soak_robot")
     robot = Robot(ros, args, rng)
@@ -206,9 +205,9 @@ def run(args: argparse.Namespace) -> Dict:
             (0.0, frame), (args.task_period, task), (args.flap_period, flap), (0.0, sample)])
     finally:
         exit_code = stop_process(child, 30.0)
-        log.seek(0)
-        output = log.read().decode("utf-8", "replace")
-        log.close()
+        with open(log_path, "rb") as log:
+            output = log.read().decode("utf-8", "replace")
+        log_dir.cleanup()
         ros.destroy_node()
         rclpy.try_shutdown()
     camera = next((v for k, v in robot.diagnostics.items() if "camera" in k), {})

@@ -37,7 +37,7 @@ from std_srvs.srv import Trigger
 
 from robo_reward_ros.core.best_effort_log import incomplete_episode_logs
 from robo_reward_ros.core.episode_log import read_episode_log
-from robo_reward_ros.node.node_process import stop_process
+from robo_reward_ros.node.node_process import installed_executable, stop_process
 from robo_reward_ros.node.stamps import to_time
 from robo_reward_ros.simulation.demo_assets import demo_checkpoint
 from robo_reward_ros.simulation.synthetic_scene import render_scene
@@ -145,7 +145,7 @@ def _read_pipe(pipe, sink: List[bytes]) -> None:
 def run(args: argparse.Namespace) -> Dict:
     log_dir = tempfile.mkdtemp(prefix="soak-disk-episodes-")
     model = args.model or demo_checkpoint()
-    node_cmd = [os.path.join(sys.prefix, "lib", "robo_reward_ros", "reward_node"), "--ros-args"]
+    node_cmd = [installed_executable("reward_node"), "--ros-args"]
     for name, value in (("model.preset", '""'), ("model.id", model),
                         ("model.backend", "robometer"), ("model.precision", "fp32"),
                         ("model.device", "cpu"), ("reset.service", "/soak/reset"),

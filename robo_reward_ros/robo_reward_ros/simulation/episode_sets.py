@@ -17,7 +17,6 @@ MIN_PIXELS = 32 * 32
 def make_sim_bags(out: str, scenarios: Sequence[str] = (), steps: int = 100, size: int = 224,
                   seeds: int = 1, force: bool = False, log=print) -> List[str]:
     """Render and write the bags; an existing bag is kept unless ``force``. Returns their paths."""
-    import shutil
     from robo_reward_ros.recordings.episode_bag import write_episode_bag
     from robo_reward_ros.simulation.metaworld_episodes import (SCENARIOS, generate_episode,
                                                                scenario_by_name)
@@ -27,14 +26,9 @@ def make_sim_bags(out: str, scenarios: Sequence[str] = (), steps: int = 100, siz
         for scenario in chosen:
             name = scenario.name if offset == 0 else f"{scenario.name}_s{scenario.seed + offset}"
             path = os.path.join(out, name)
-            is_bag = os.path.isfile(os.path.join(path, "metadata.yaml"))
-            if is_bag and not force:
+            if not _clear_for_writing(path, force):
                 paths.append(path)
                 continue
-            if os.path.exists(path):
-                if not is_bag:
-                    raise FileExistsError(f"{path} exists and is not a bag; not overwritten")
-                shutil.rmtree(path)
             stage_steps = steps * (2 if scenario.mode == "two_stage" else 1)
             episode = generate_episode(scenario, stage_steps, size, seed_offset=offset)
             write_episode_bag(episode, path)
@@ -45,10 +39,25 @@ def make_sim_bags(out: str, scenarios: Sequence[str] = (), steps: int = 100, siz
     return paths
 
 
+def _clear_for_writing(path: str, force: bool) -> bool:
+    """Whether a bag is to be written at ``path``: an existing bag is kept unless forced (then removed).
+
+    Anything else in the way is refused, never removed.
+    """
+    import shutil
+    is_bag = os.path.isfile(os.path.join(path, "metadata.yaml"))
+    if is_bag and not force:
+        return False
+    if os.path.exists(path):
+        if not is_bag:
+            raise FileExistsError(f"{path} exists and is not a bag; not overwritten")
+        shutil.rmtree(path)
+    return True
+
+
 def make_video_bags(out: str, videos: Sequence[str], instructions: Sequence[str],
                     outcome: str = "", sample_fps: float = 10.0, max_pixels: int = 224 * 224,
                     force: bool = False, log=print) -> List[str]:
-    import shutil
     from robo_reward_ros.recordings.episode_bag import write_episode_bag
     from robo_reward_ros.simulation.video_episodes import video_episode
     if len(instructions) == 1:
@@ -69,15 +78,10 @@ def make_video_bags(out: str, videos: Sequence[str], instructions: Sequence[str]
     paths = []
     for video, instruction in zip(videos, instructions):
         path = os.path.join(out, os.path.splitext(os.path.basename(video))[0])
-        is_bag = os.path.isfile(os.path.join(path, "metadata.yaml"))
-        if is_bag and not force:
+        if not _clear_for_writing(path, force):
             log(f"{path}: exists, kept (--force writes it again)")
             paths.append(path)
             continue
-        if os.path.exists(path):
-            if not is_bag:
-                raise FileExistsError(f"{path} exists and is not a bag; not overwritten")
-            shutil.rmtree(path)
         episode = video_episode(video, instruction, sample_fps or None, max_pixels, outcome)
         write_episode_bag(episode, path)
         log(f"{path}: {len(episode.frames)} frames, '{instruction}'")
