@@ -20,6 +20,15 @@ PACKAGE_ROOT = os.path.dirname(TEST_DIR)
 DISCOVERY_TIMEOUT_SEC = 30.0
 
 
+def installed_prefix() -> str:
+    """Return the install prefix of the built package (node/node_process.py)."""
+    from robo_reward_ros.node.node_process import installed_prefix as find
+    try:
+        return find()
+    except FileNotFoundError as exc:
+        pytest.fail(f"{exc} (scripts/env.sh sets AMENT_PREFIX_PATH)")
+
+
 def installed_executable(name: str) -> str:
     """Return the package's own executable, as the node's users start it (node/node_process.py)."""
     from robo_reward_ros.node.node_process import installed_executable as find

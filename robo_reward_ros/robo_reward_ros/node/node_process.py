@@ -16,15 +16,19 @@ from typing import Any, Dict, List, Mapping, Optional
 from robo_reward_ros.settings.parameter_table import SPECS
 
 
-def installed_executable(name: str) -> str:
-    """Path of an executable this package installs (lib/robo_reward_ros/NAME)."""
+def installed_prefix() -> str:
+    """Install prefix of the built robo_reward_ros (the colcon install base, found through the ament index)."""
     from ament_index_python.packages import PackageNotFoundError, get_package_prefix
     try:
-        prefix = get_package_prefix("robo_reward_ros")
+        return get_package_prefix("robo_reward_ros")
     except (PackageNotFoundError, KeyError) as exc:
         raise FileNotFoundError(f"robo_reward_ros is not installed ({exc}): build the workspace "
                                 "first (scripts/setup.sh) and source scripts/env.sh") from None
-    path = os.path.join(prefix, "lib", "robo_reward_ros", name)
+
+
+def installed_executable(name: str) -> str:
+    """Path of an executable this package installs (lib/robo_reward_ros/NAME)."""
+    path = os.path.join(installed_prefix(), "lib", "robo_reward_ros", name)
     if not os.access(path, os.X_OK):
         raise FileNotFoundError(f"{path} is missing: build the workspace first (scripts/setup.sh)")
     return path
