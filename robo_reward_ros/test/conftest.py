@@ -22,8 +22,36 @@ from fastdds_profiles import fastdds_profile_variable  # noqa: E402 (needs the p
 # pytest-xdist: the controller imports this file before it starts its workers, which inherit the
 # base; each worker takes the next free domain above it, so workers never see each other's nodes.
 _DOMAINS_PER_SESSION = 9  # the controller and up to 8 workers
+_SESSION_SLOTS = 25  # domain ids 1..225: below Fast DDS's limit of 232
+_HELD_SLOT = []  # the claimed slot's lock file, open for the session's life
+
+
+def _claim_domain_base() -> int:
+    """Return the first domain of a slot no other test session on this machine holds.
+
+    The slot is an exclusive flock, released when the controller exits (however it exits). A base
+    taken from the process id alone let two sessions started together share domains 1 time in 25:
+    the other session's nodes then answered this one's clients.
+    """
+    import fcntl
+    folder = os.path.join(tempfile.gettempdir(), "robo_reward_test_domains")
+    os.makedirs(folder, exist_ok=True)
+    first = os.getpid() % _SESSION_SLOTS
+    for offset in range(_SESSION_SLOTS):
+        slot = (first + offset) % _SESSION_SLOTS
+        handle = open(os.path.join(folder, f"slot-{slot}.lock"), "w")
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            handle.close()
+            continue
+        _HELD_SLOT.append(handle)
+        return 1 + slot * _DOMAINS_PER_SESSION
+    return 1 + first * _DOMAINS_PER_SESSION  # 25 sessions at once: share, as before
+
+
 if "ROBO_REWARD_TEST_DOMAIN_BASE" not in os.environ:
-    os.environ["ROBO_REWARD_TEST_DOMAIN_BASE"] = str(1 + (os.getpid() % 25) * _DOMAINS_PER_SESSION)
+    os.environ["ROBO_REWARD_TEST_DOMAIN_BASE"] = str(_claim_domain_base())
 _WORKER = os.environ.get("PYTEST_XDIST_WORKER", "")  # gw0, gw1, ...; empty without xdist
 os.environ["ROS_DOMAIN_ID"] = str(int(os.environ["ROBO_REWARD_TEST_DOMAIN_BASE"])
                                   + (1 + int(_WORKER[2:]) if _WORKER else 0))
