@@ -314,7 +314,9 @@ def test_ctrl_c_under_launch_sigint_twice_still_ends_cleanly(ros_node, spawn, tm
 
     The terminal sends SIGINT to the process group and launch sends its own right after; one
     landing after the runner gave the default handler back killed the node. Signals within the
-    runner's grace period are one request, however many.
+    runner's grace period are one request, however many. They come as a burst here (every 2 ms),
+    so that one may land while the handler of another still runs: a handler that took a lock
+    (Event.set) then waited on itself forever (seen once in a fresh-clone run: no exit in 60 s).
     """
     import subprocess
 
@@ -322,13 +324,19 @@ def test_ctrl_c_under_launch_sigint_twice_still_ends_cleanly(ros_node, spawn, tm
     log_dir = str(tmp_path / "episodes")
     node, _ = _run_until_events(ros_node, spawn, log_dir)
     first = time.monotonic()
-    while node.popen.poll() is None and time.monotonic() - first < 0.8 * REPEAT_GRACE_SEC:
-        node.popen.send_signal(signal.SIGINT)
+    sent = 0
+    while node.popen.poll() is None and time.monotonic() - first < 0.5 * REPEAT_GRACE_SEC:
         try:
-            node.popen.wait(timeout=0.05)
-        except subprocess.TimeoutExpired:
-            continue
-    assert node.popen.wait(timeout=60) == 0, node.output()
+            os.kill(node.popen.pid, signal.SIGINT)
+        except ProcessLookupError:
+            break
+        sent += 1
+        time.sleep(0.002)
+    try:
+        code = node.popen.wait(timeout=60)
+    except subprocess.TimeoutExpired:
+        code = None
+    assert code == 0, f"exit {code} after {sent} SIGINTs:\n{node.output()}"
 
 
 def test_a_second_signal_while_a_model_step_is_stuck_exits_at_once(ros_node, spawn, tmp_path):

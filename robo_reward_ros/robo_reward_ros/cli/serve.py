@@ -15,7 +15,7 @@ import secrets
 import signal
 import socket
 import sys
-import threading
+import time
 from pathlib import Path
 from typing import Optional, Sequence
 
@@ -162,9 +162,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 
     from robo_reward_ros.serving.deployment import RewardServer
 
-    stop = threading.Event()
+    # A list, not an Event: a burst of signals runs the handler inside itself, and Event.set()
+    # re-entered that way waits forever on its own lock (node/runner.py has the same rule).
+    stopped = []
     for signum in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(signum, lambda *_: stop.set())
+        signal.signal(signum, lambda signum, _frame: stopped.append(signum))
     # "local": a runtime of its own, never a cluster some other tool started on this machine.
     ray.init(address="local", include_dashboard=False, num_cpus=args.num_cpus, log_to_driver=True)
     try:
@@ -187,7 +189,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         print(f"robo-reward serve: {args.backend} {args.model} ({args.precision}, {args.device}) on "
               f"http://{args.host}:{args.port} (max batch {args.max_batch}; "
               f"{'API key required' if api_key else 'no API key'})", flush=True)
-        stop.wait()
+        while not stopped:
+            time.sleep(0.2)
     finally:
         serve.shutdown()
         ray.shutdown()

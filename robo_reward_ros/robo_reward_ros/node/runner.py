@@ -22,7 +22,6 @@ import os
 import re
 import signal
 import sys
-import threading
 import time
 from typing import Callable, List, Optional
 
@@ -55,7 +54,9 @@ def run_node(make_node: Callable[[], Node], args: Optional[List[str]] = None,
     except rclpy_implementation.RCLError as exc:  # a params file missing, or not parameters YAML
         print(f"cannot start: {rcl_error_text(exc)}", file=sys.stderr)
         return 2
-    stop = threading.Event()
+    # The handler takes no lock: a signal may interrupt the handler itself (a burst of SIGINTs),
+    # and threading.Event.set() re-entered that way waited forever on its own condition lock.
+    # Appending to a list is atomic under the GIL; the loop polls the list.
     first_signal_at: List[float] = []
     logger = rclpy.logging.get_logger("robo_reward_ros")
 
@@ -69,7 +70,6 @@ def run_node(make_node: Callable[[], Node], args: Optional[List[str]] = None,
             os._exit(128 + signum)
         if not first_signal_at:
             first_signal_at.append(now)
-        stop.set()
 
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, on_signal)
@@ -82,7 +82,7 @@ def run_node(make_node: Callable[[], Node], args: Optional[List[str]] = None,
             logger.fatal(f"cannot start: {exc}")
             return 2
         executor.add_node(node)
-        while not stop.is_set() and rclpy.ok():
+        while not first_signal_at and rclpy.ok():
             try:
                 executor.spin_once(timeout_sec=_POLL_SEC)
             except Exception as exc:  # one bad message or callback must not end the node
