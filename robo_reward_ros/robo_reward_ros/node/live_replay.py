@@ -17,7 +17,7 @@ import time
 from typing import Any, Dict, List, Optional
 
 from robo_reward_ros.core.events import FailureKind, TaskStatus
-from robo_reward_ros.core.stamps import split_seconds, to_seconds
+from robo_reward_ros.core.stamps import to_seconds
 from robo_reward_ros.node.node_process import (installed_executable, node_argv, start_process,
                                                stop_process)
 from robo_reward_ros.recordings.episode import Episode
@@ -198,10 +198,9 @@ def _tail(path: str, size: int = 4096) -> bytes:
 
 
 def _image(rgb, stamp: float):
-    from builtin_interfaces.msg import Time
     from robo_reward_ros.node.image_messages import rgb_image
-    sec, nanosec = split_seconds(stamp)
-    return rgb_image(rgb, Time(sec=sec, nanosec=nanosec), "camera")
+    from robo_reward_ros.node.stamps import to_time
+    return rgb_image(rgb, to_time(stamp), "camera")
 
 
 def live_replay_all(values: Dict[str, Any], bags: List[str], log_path: str,
