@@ -6,11 +6,12 @@ A context per test, processes for the other side, and waiting on the ROS graph o
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import sys
 import time
-from typing import Callable, List, Optional
+from typing import Callable, Iterator, List, Optional
 
 import pytest
 
@@ -83,21 +84,37 @@ def spawn(tmp_path):
         process.kill()
 
 
-@pytest.fixture
-def ros_node(request):
-    """Yield an rclpy node in its own context, shut down after the test."""
+@contextlib.contextmanager
+def participant(name: str) -> Iterator:
+    """Yield an rclpy node in a context of its own, so a DDS participant of its own.
+
+    Tests that kill and restart a node talk to the restarted one through a participant created
+    after the restart: Fast DDS 3.2 (Kilted's wheels) keeps a killed peer's shared-memory port
+    cached in every participant that outlived it, and a restarted peer that gets the same
+    participant id can stay deaf to those for good (docs/troubleshooting.md,
+    scripts/fastdds_respawn_repro.py).
+    """
     import rclpy
+    import rclpy.executors
     context = rclpy.Context()
     rclpy.init(context=context)
-    node = rclpy.create_node(f"test_{request.node.name[:40].replace('[', '_').replace(']', '_').replace('-', '_')}",
-                             context=context)
+    node = rclpy.create_node(name, context=context)
     executor = rclpy.executors.SingleThreadedExecutor(context=context)
     executor.add_node(node)
     node.test_executor = executor
-    yield node
-    executor.shutdown()
-    node.destroy_node()
-    rclpy.shutdown(context=context)
+    try:
+        yield node
+    finally:
+        executor.shutdown()
+        node.destroy_node()
+        rclpy.shutdown(context=context)
+
+
+@pytest.fixture
+def ros_node(request):
+    """Yield an rclpy node in its own context, shut down after the test."""
+    with participant(f"test_{request.node.name[:40].replace('[', '_').replace(']', '_').replace('-', '_')}") as node:
+        yield node
 
 
 def spin_until(node, condition: Callable[[], bool], timeout: float = DISCOVERY_TIMEOUT_SEC,
@@ -113,7 +130,9 @@ def spin_until(node, condition: Callable[[], bool], timeout: float = DISCOVERY_T
                             f"waiting for {what}:\n{process.output()}")
         node.test_executor.spin_once(timeout_sec=0.05)
     details = "".join(f"\n--- {p.argv[0]} ---\n{p.output()}" for p in processes or [])
-    pytest.fail(f"timed out after {timeout:.0f} s waiting for {what}{details}")
+    from dds_evidence import stall_report
+    evidence = stall_report(node, [p.popen.pid for p in processes or []])
+    pytest.fail(f"timed out after {timeout:.0f} s waiting for {what}{details}\n{evidence}")
 
 
 def python_script(name: str) -> List[str]:

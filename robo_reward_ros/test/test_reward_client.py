@@ -19,7 +19,7 @@ from robo_reward_ros.client import (EpisodeGone, RewardClient, RewardNodeError, 
                                     StepUnavailable)
 from robo_reward_ros.core.stamps import to_seconds
 from robo_reward_ros.node.qos_profiles import EVENTS_QOS
-from ros_fixtures import SCRIPTED_ENV, reward_node_argv, spin_until
+from ros_fixtures import SCRIPTED_ENV, participant, reward_node_argv, spin_until
 from scripted_backend import painted
 from test_reward_node import rgb_image
 
@@ -45,6 +45,7 @@ class Cameras:
 
     def __init__(self, node, processes, topics=("camera/image_raw",), start=100.0):
         self.pubs = [node.create_publisher(Image, t, qos_profile_sensor_data) for t in topics]
+        self.node, self.pids = node, [p.popen.pid for p in processes]
         self.stamp = start
         spin_until(node, lambda: all(p.get_subscription_count() > 0 for p in self.pubs),
                    what="the reward node's camera subscriptions", processes=processes)
@@ -62,9 +63,10 @@ class Cameras:
         while True:
             try:
                 return first, client.wait_for_step(first, RESEND_SEC, episode)
-            except StepTimeout:
+            except StepTimeout as timed_out:
                 if time.monotonic() > deadline:
-                    raise
+                    from dds_evidence import stall_report
+                    pytest.fail(f"{timed_out}\n{stall_report(self.node, self.pids)}")
                 self.publish()
 
 
@@ -182,9 +184,11 @@ def test_a_node_restarted_mid_episode_is_an_episode_gone_not_a_hang(ros_node, sp
     node.popen.send_signal(signal.SIGKILL)
     node.popen.wait(30)
     restarted = spawn(argv, env=SCRIPTED_ENV)
-    spin_until(ros_node, lambda: cameras.publish() and client.task_state() is not None
-               and client.task_state().episode_id not in ("", episode),
-               what="the restarted node's episode", processes=[restarted])
+    with participant("after_restart") as after:  # not ros_node's cameras: see participant()
+        cameras = Cameras(after, [restarted], start=cameras.stamp)
+        spin_until(after, lambda: cameras.publish() and client.task_state() is not None
+                   and client.task_state().episode_id not in ("", episode),
+                   what="the restarted node's episode", processes=[restarted])
     with pytest.raises(EpisodeGone):
         client.wait_for_step(cameras.stamp + 10.0, 5.0, episode)
     assert to_seconds(client.latest_step().header.stamp) > 0.0

@@ -18,8 +18,8 @@ from robo_reward_ros.core.episode_log import read_episode_log
 from robo_reward_ros.core.stamps import to_seconds
 from robo_reward_ros.node.stamps import to_time
 from robo_reward_ros.node.qos_profiles import LATCHED_QOS
-from ros_fixtures import (SCRIPTED_ENV, installed_executable, python_script, reward_node_argv,
-                          spin_until)
+from ros_fixtures import (SCRIPTED_ENV, installed_executable, participant, python_script,
+                          reward_node_argv, spin_until)
 from scripted_backend import FAIL_BLUE, NAN_BLUE, painted
 from test_image_decoding import bomb_header
 from test_reward_node import Listener, rgb_image
@@ -373,12 +373,14 @@ def test_sigkill_mid_episode_loses_no_event_and_a_restart_starts_clean(ros_node,
     _assert_logged(listen, log_dir)
     restarted = spawn(reward_node_argv("instruction:=stack the cups", log_dir=log_dir),
                       env=SCRIPTED_ENV)
-    camera = Camera(ros_node, start=2000.0)
-    spin_publishing(ros_node, lambda: camera.pub.publish(camera.frame(progress=0.2)),
-                    lambda: any(e.episode_id != first_episode for e in listen.estimates),
-                    "estimates of a new episode after the restart", restarted)
-    spin_until(ros_node, lambda: listen.states[-1].episode_id != first_episode,
-               what="the restarted node's task state", processes=[restarted])
+    with participant("after_restart") as after:  # not ros_node: see participant()
+        listen = Listener(after)
+        camera = Camera(after, start=2000.0)
+        spin_publishing(after, lambda: camera.pub.publish(camera.frame(progress=0.2)),
+                        lambda: any(e.episode_id != first_episode for e in listen.estimates),
+                        "estimates of a new episode after the restart", restarted)
+        spin_until(after, lambda: listen.states and listen.states[-1].episode_id != first_episode,
+                   what="the restarted node's task state", processes=[restarted])
     assert listen.states[-1].stage_index == 0
     assert len(os.listdir(log_dir)) == 2  # the killed episode's log is kept, a new one begun
     assert restarted.interrupt() == 0
