@@ -116,6 +116,25 @@ def test_a_camera_whose_every_frame_is_refused_is_stale_with_the_reason():
     assert stats.refused_since_accepted == 0 and not stats.stale_reported
 
 
+def test_publishers_that_send_nothing_point_to_the_restart_trap_and_no_publisher_does_not():
+    """A node restarted after SIGKILL can be deaf to publishers that outlived it (Fast DDS)."""
+    from robo_reward_ros.node.diagnostics import WARN, camera_status
+    intake, pipeline, clock = make()
+    stats = intake.stats["front"]
+    report = camera_status("n", stats, clock.now, 0.0, 0, 8, 2.0, publishers=2)
+    assert report.level == WARN
+    assert report.message.startswith("no frame received yet although 2 publisher(s) are on the topic")
+    assert "docs/troubleshooting.md" in report.message
+    assert {v.key: v.value for v in report.values}["publishers"] == "2"
+    for publishers in (0, None):
+        assert camera_status("n", stats, clock.now, 0.0, 0, 8, 2.0,
+                             publishers=publishers).message == "no frame received yet"
+    intake.receive_rgb("front", 7.0, painted(0.2, 0.0))
+    clock.now += 3.0  # frames came, then stopped: stale, with publishers still there
+    report = camera_status("n", stats, clock.now, 0.0, 1, 8, 2.0, publishers=1)
+    assert report.message.startswith("stale: no frame for 3.0 s although 1 publisher(s)")
+
+
 def test_a_negative_stamp_is_named_as_negative_not_zero():
     intake, _, _ = make()
     result = intake.receive_rgb("front", -1.5, painted(0.2, 0.0))

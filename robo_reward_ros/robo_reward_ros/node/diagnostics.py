@@ -56,7 +56,8 @@ def _text(value: object) -> str:
 
 
 def camera_status(node_name: str, stats, now: float, rate_hz: float, window_fill: int,
-                  window_capacity: int, stale_after_sec: float) -> DiagnosticStatus:
+                  window_capacity: int, stale_after_sec: float,
+                  publishers: Optional[int] = None) -> DiagnosticStatus:
     age = stats.age(now)
     usable_age = stats.usable_age(now)
     loss = stats.gaps.recent_loss()
@@ -68,6 +69,9 @@ def camera_status(node_name: str, stats, now: float, rate_hz: float, window_fill
                              else f"no usable frame yet: {stats.last_error}")
     elif age is not None and age > stale_after_sec:
         level, text = WARN, f"stale: no frame for {age:.1f} s"
+    if not stats.qos_incompatible and (stats.received == 0
+                                       or (age is not None and age > stale_after_sec)):
+        text += _silent_publishers_hint(publishers)
     elif usable_age is not None and usable_age > stale_after_sec:
         level, text = WARN, f"no usable frame for {usable_age:.1f} s: {stats.unusable_reason()}"
     elif loss is not None and loss > LOSS_WARN_FRACTION:
@@ -91,8 +95,18 @@ def camera_status(node_name: str, stats, now: float, rate_hz: float, window_fill
         "time_since_last_usable_frame_sec": usable_age,
         "window_fill": f"{window_fill}/{window_capacity}",
         "qos_incompatible_events": stats.qos_incompatible,
+        "publishers": publishers,
         "last_error": stats.last_error,
     }, hardware_id=stats.topic)
+
+
+def _silent_publishers_hint(publishers: Optional[int]) -> str:
+    """Name publishers that send nothing: what a node restarted after a crash meets."""
+    if not publishers:
+        return ""
+    return (f" although {publishers} publisher(s) are on the topic; if they kept running while "
+            "this node was killed and restarted, restart them (Fast DDS shared memory, "
+            "docs/troubleshooting.md)")
 
 
 class InputRates:
@@ -193,10 +207,11 @@ def reset_status(node_name: str, reset_client) -> DiagnosticStatus:
                   stats.last_error or "ok", {"service": reset_client.service, **vars(stats)})
 
 
-def camera_statuses(node_name: str, intake, rates: Dict[str, float],
-                    stale_after_sec: float) -> List[DiagnosticStatus]:
+def camera_statuses(node_name: str, intake, rates: Dict[str, float], stale_after_sec: float,
+                    publishers: Dict[str, int]) -> List[DiagnosticStatus]:
     now = intake.clock()
     return [camera_status(node_name, stats, now, rates.get(stats.name, 0.0),
                           len(intake.pipeline.windows[stats.name]),
-                          intake.pipeline.windows[stats.name].max_frames, stale_after_sec)
+                          intake.pipeline.windows[stats.name].max_frames, stale_after_sec,
+                          publishers.get(stats.topic))
             for stats in intake.stats.values()]

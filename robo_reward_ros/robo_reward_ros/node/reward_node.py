@@ -577,7 +577,8 @@ class RewardNode(LifecycleNodeMixin, Node):
         if self._cameras is not None and self._intake is not None:
             array.status.extend(diag.camera_statuses(
                 name, self._intake, self._rates.rates(self._intake.stats.values()),
-                self._settings.monitor.camera_stale_after_s))
+                self._settings.monitor.camera_stale_after_s,
+                {s.topic: self.count_publishers(s.topic) for s in self._intake.stats.values()}))
         if self._pipeline is not None:
             array.status.append(diag.task_status(name, self._pipeline.state,
                                                  self._last_errors["task"],
