@@ -3,17 +3,22 @@
 """Configuration validation, camera combination rules, dense reward formulas and the clean start of a new episode."""
 import dataclasses
 import math
+import os
+import re
 
 import pytest
 
 from monitor_traces import described, estimate, replay, trace
+from ros_fixtures import PACKAGE_ROOT
 from robo_reward_ros.core.dense_reward import DenseReward, Outcome, task_potential
 from robo_reward_ros.core.events import (
+    DecidedBy,
     DenseRewardMode,
     FailureKind,
     RewardEstimate,
     TaskStatus,
 )
+from robo_reward_ros.core.operator_labels import LabelKind, Verdict
 from robo_reward_ros.core.success_detector import CameraRule, SuccessDetector
 from robo_reward_ros.core.monitor_config import MonitorConfig
 from robo_reward_ros.core.task_monitor import TaskMonitor
@@ -22,13 +27,24 @@ from robo_reward_ros.core.task_spec import build_task
 TASK = build_task(["pick up the cup"])
 
 
+def _constants(message: str, prefix: str):
+    """Return the ``uint8 PREFIX_NAME=value`` constants of a robo_reward_msgs message as (NAME, value)."""
+    path = os.path.join(os.path.dirname(PACKAGE_ROOT), "robo_reward_msgs", message)
+    with open(path) as handle:
+        found = re.findall(rf"^uint8 {prefix}([A-Z_]+)=(\d+)", handle.read(), re.M)
+    return [(name, int(value)) for name, value in found]
+
+
 def test_enum_values_match_the_message_constants():
-    assert [(k.name, int(k)) for k in FailureKind] == [
+    assert [(k.name, int(k)) for k in FailureKind] == _constants("msg/FailureEvent.msg", "KIND_") == [
         ("REGRESSION", 1), ("STALL", 2), ("LOW_PROGRESS", 3), ("TIMEOUT", 4),
-        ("CAMERA_STALE", 5), ("MODEL_ERROR", 6), ("EPISODE_LOG_ERROR", 7)]
-    assert [(s.name, int(s)) for s in TaskStatus] == [
+        ("CAMERA_STALE", 5), ("MODEL_ERROR", 6), ("EPISODE_LOG_ERROR", 7), ("OPERATOR", 8)]
+    assert [(s.name, int(s)) for s in TaskStatus] == _constants("msg/TaskState.msg", "STATUS_") == [
         ("IDLE", 0), ("RUNNING", 1), ("STAGE_SUCCEEDED", 2), ("SUCCEEDED", 3), ("FAILED", 4),
-        ("TIMED_OUT", 5)]
+        ("TIMED_OUT", 5), ("PENDING", 6)]
+    assert [(d.name, int(d)) for d in DecidedBy] == _constants("msg/DecidedBy.msg", "")
+    assert [(v.name, int(v)) for v in Verdict] == _constants("msg/OperatorVerdict.msg", "")
+    assert [(k.name, int(k)) for k in LabelKind] == _constants("msg/OperatorLabel.msg", "KIND_")
     assert [m.value for m in DenseRewardMode] == ["progress", "delta", "potential"]
 
 

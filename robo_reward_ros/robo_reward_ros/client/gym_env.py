@@ -27,7 +27,7 @@ import numpy as np
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import Image
 
-from robo_reward_ros.client.reward_client import EpisodeGone, RewardClient, StepTimeout
+from robo_reward_ros.client.reward_client import DECIDERS, EpisodeGone, RewardClient, StepTimeout
 from robo_reward_ros.node.stamps import to_time
 
 RESEND_SEC = 0.5
@@ -128,5 +128,10 @@ class RewardNodeEnv(gymnasium.Wrapper):
             "stage_succeeded": bool(step.stage_succeeded),
             "episode_return": float(step.episode_return),
             "end_reason": step.end_reason,
+            # A person was in control: a demonstration transition (HIL-SERL keeps these apart).
+            "intervened": bool(step.intervened),
+            # Who decided what this step ended: model, operator, time_limit, abort ("" for none).
+            "decided_by": DECIDERS.get(step.decided_by.source, ""),
+            "decider": step.decided_by.name,
             "failures": [(f.kind, f.description) for f in self.client.failures(step.episode_id)],
         }

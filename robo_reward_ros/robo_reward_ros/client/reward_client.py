@@ -25,9 +25,10 @@ from typing import Callable, Deque, Dict, List, Optional, Sequence
 
 import rclpy
 from rclpy.executors import SingleThreadedExecutor
-from robo_reward_msgs.msg import FailureEvent, ResetRequest, RewardStep, StageSpec, TaskSpec
-from robo_reward_msgs.msg import TaskState
-from robo_reward_msgs.srv import QueryProgress, SetTask, StartEpisode
+from robo_reward_msgs.msg import (DecidedBy, FailureEvent, OperatorLabel, OperatorVerdict, ResetRequest,
+                                  RewardStep, StageSpec, TaskSpec, TaskState)
+from robo_reward_msgs.srv import (DismissAlert, QueryProgress, ReportResetDone, SetIntervention, SetTask,
+                                  StartEpisode, SubmitVerdict)
 
 from robo_reward_ros.core.stamps import to_seconds
 from robo_reward_ros.node.qos_profiles import EVENTS_QOS, LATCHED_LISTENER_QOS
@@ -35,6 +36,11 @@ from robo_reward_ros.node.qos_profiles import EVENTS_QOS, LATCHED_LISTENER_QOS
 STAMP_TOLERANCE_SEC = 1e-6  # stamps travel as integer nanoseconds
 FIRST_STATE_WAIT_SEC = 1.0  # before its first request, how long a client waits for the latched state
 _CLIENT_IDS = itertools.count()
+VERDICTS = {"success": OperatorVerdict.SUCCESS, "failure": OperatorVerdict.FAILURE,
+            "not_yet": OperatorVerdict.NOT_YET, "veto": OperatorVerdict.NOT_YET}
+# DecidedBy.source as the word a controller reads in info["decided_by"].
+DECIDERS = {DecidedBy.NONE: "", DecidedBy.MODEL: "model", DecidedBy.OPERATOR: "operator",
+            DecidedBy.TIME_LIMIT: "time_limit", DecidedBy.ABORT: "abort"}
 
 
 class RewardNodeError(RuntimeError):
@@ -78,6 +84,7 @@ class RewardClient:
         self._first_named: Dict[str, int] = {}
         self._learned_at: Dict[str, int] = {}
         self._failures: Deque[FailureEvent] = collections.deque(maxlen=history)
+        self._labels: Deque[OperatorLabel] = collections.deque(maxlen=history)
         self._reset_callbacks: List[Callable[[ResetRequest], None]] = []
         self.node.create_subscription(RewardStep, f"{prefix}/reward_step", self._on_step,
                                       EVENTS_QOS)
@@ -87,9 +94,17 @@ class RewardClient:
                                       self._on_failure, EVENTS_QOS)
         self.node.create_subscription(ResetRequest, f"{prefix}/reset_request", self._on_reset,
                                       EVENTS_QOS)
+        self.node.create_subscription(OperatorLabel, f"{prefix}/operator_labels", self._on_label,
+                                      EVENTS_QOS)
         self._start = self.node.create_client(StartEpisode, f"{self._node_path}/start_episode")
         self._set_task = self.node.create_client(SetTask, f"{self._node_path}/set_task")
         self._query = self.node.create_client(QueryProgress, f"{self._node_path}/query_progress")
+        self._verdict = self.node.create_client(SubmitVerdict, f"{self._node_path}/submit_verdict")
+        self._intervention = self.node.create_client(SetIntervention,
+                                                     f"{self._node_path}/set_intervention")
+        self._reset_done = self.node.create_client(ReportResetDone,
+                                                   f"{self._node_path}/report_reset_done")
+        self._dismiss = self.node.create_client(DismissAlert, f"{self._node_path}/dismiss_alert")
         self._executor = SingleThreadedExecutor(context=context)
         self._executor.add_node(self.node)
         self._spinning = True
@@ -114,6 +129,11 @@ class RewardClient:
         """Failure events of an episode received so far (warnings and terminal ones)."""
         with self._changed:
             return [f for f in self._failures if f.episode_id == episode_id]
+
+    def labels(self, episode_id: str = "") -> List[OperatorLabel]:
+        """Operator labels the node published (every input, applied, late or refused), of one episode or all."""
+        with self._changed:
+            return [label for label in self._labels if not episode_id or label.episode_id == episode_id]
 
     def on_reset_request(self, callback: Callable[[ResetRequest], None]) -> None:
         """Call ``callback(request)`` (on the client's thread) for every reset request."""
@@ -202,6 +222,37 @@ class RewardClient:
         """Score the current window now (QueryProgress response; no reward, no decision)."""
         return self._call(self._query, QueryProgress.Request(), timeout_sec)
 
+    # --- acting for an operator ---------------------------------------------------------------
+    def submit_verdict(self, verdict, source: str, reason: str = "", episode_id: str = "",
+                       stage_number: int = 0, timeout_sec: float = 10.0) -> OperatorLabel:
+        """Judge the running stage: ``success``, ``failure`` or ``not_yet`` (a veto), or an OperatorVerdict constant.
+
+        Returns the label the node recorded; a refusal raises RewardNodeError with the node's reason.
+        """
+        code = VERDICTS.get(verdict.strip().lower().replace(" ", "_"), 0) if isinstance(verdict, str) \
+            else int(verdict)
+        request = SubmitVerdict.Request(verdict=OperatorVerdict(
+            episode_id=episode_id, stage_number=stage_number, verdict=code, source=source, reason=reason))
+        return self._call(self._verdict, request, timeout_sec).label
+
+    def set_intervention(self, active: bool, source: str, reason: str = "",
+                         timeout_sec: float = 10.0) -> OperatorLabel:
+        """Say that a person takes over (True) or hands control back (False)."""
+        request = SetIntervention.Request(active=active, source=source, reason=reason)
+        return self._call(self._intervention, request, timeout_sec).label
+
+    def report_reset_done(self, source: str, reason: str = "", timeout_sec: float = 10.0) -> str:
+        """Say the scene is reset; returns the episode the node started because of it ("" if none)."""
+        response = self._call(self._reset_done, ReportResetDone.Request(source=source, reason=reason),
+                              timeout_sec)
+        return self._learned(response.episode_id)
+
+    def dismiss_alert(self, source: str, kind: int = 0, episode_id: str = "", reason: str = "",
+                      timeout_sec: float = 10.0) -> OperatorLabel:
+        """Mark a failure warning (FailureEvent.KIND_*, 0: the newest) a false alarm."""
+        request = DismissAlert.Request(episode_id=episode_id, kind=kind, source=source, reason=reason)
+        return self._call(self._dismiss, request, timeout_sec).label
+
     def _call(self, client, request, timeout_sec: float):
         deadline = time.monotonic() + timeout_sec
         if not client.wait_for_service(timeout_sec=timeout_sec):
@@ -247,6 +298,11 @@ class RewardClient:
     def _on_failure(self, msg: FailureEvent) -> None:
         with self._changed:
             self._failures.append(msg)
+
+    def _on_label(self, msg: OperatorLabel) -> None:
+        with self._changed:
+            self._labels.append(msg)
+            self._changed.notify_all()
 
     def _on_reset(self, msg: ResetRequest) -> None:
         for callback in list(self._reset_callbacks):

@@ -119,7 +119,9 @@ def free_bytes(directory: str) -> Optional[int]:
 
 
 def incomplete_episode_logs(directory: str) -> List[str]:
-    """Find the logs in ``directory`` whose last record is not their ``summary``: the end never reached the disk.
+    """Find the logs in ``directory`` without a ``summary`` record: the end never reached the disk.
+
+    Operator labels may follow the summary (late labels of the ended episode).
 
     A kill, a crash or a disk that stayed full until shutdown leaves such a log.
     """
@@ -133,7 +135,7 @@ def incomplete_episode_logs(directory: str) -> List[str]:
         except (OSError, ValueError):
             incomplete.append(path)
             continue
-        if not records or records[-1].get("type") != "summary":
+        if not any(record.get("type") == "summary" for record in records):
             incomplete.append(path)
     return incomplete
 

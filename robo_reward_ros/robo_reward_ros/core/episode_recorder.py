@@ -79,7 +79,7 @@ class EpisodeRecorder:
             self.log.write_estimate(record)
 
     def summary(self, state: MonitorState, final_reward: Optional[float]) -> None:
-        """End the episode's log with what became of it (``final_reward`` None: aborted, nothing earned)."""
+        """Write what became of the episode (``final_reward`` None: aborted, nothing earned)."""
         if self.log is None:
             return
         self.log.write_event({
@@ -98,8 +98,13 @@ class EpisodeRecorder:
             "failures_by_kind": dict(self._failures_by_kind),
             "final_reward": final_reward,
             "episode_return": state.episode_return,
+            "decided_by": state.decided_by.name.lower(),
+            "decider": state.decider,
+            "interventions": state.interventions,
+            "intervention_s": state.intervention_s,
         })
-        self.finish()
+        # The log stays open until the next episode starts: an operator's late labels of this
+        # episode (a verdict, a reset-done) still go into it, after the summary.
 
     def retry(self) -> str:
         """Write what waits for the disk when a retry is due; return why the log cannot be written ("" if it can)."""

@@ -11,10 +11,11 @@ from typing import Dict, List, Optional, Tuple
 
 import numpy as np
 
-from robo_reward_ros.core.events import RewardEstimate, TaskStatus
+from robo_reward_ros.core.events import DecidedBy, FailureDetected, RewardEstimate, TaskStatus
 from robo_reward_ros.core.failure_detectors import LowProgressDetector, RegressionDetector, StallDetector
 from robo_reward_ros.core.monitor_config import MonitorConfig
 from robo_reward_ros.core.monitor_update import MonitorState
+from robo_reward_ros.core.operator_labels import PendingDecision
 from robo_reward_ros.core.reward_steps import ScoredStage
 from robo_reward_ros.core.success_detector import SuccessDetector
 from robo_reward_ros.core.task_spec import TaskSpec
@@ -34,6 +35,31 @@ class EpisodeState:
         self.accepted = 0
         self.rejected = 0
         self.stage = StageState(0, stamp, True, config, task.stages[0].success_threshold)
+        # Who decided the last stage or episode end, and what waits for an operator.
+        self.decided_by = DecidedBy.NONE
+        self.decider = ""
+        self.pending: Optional[PendingDecision] = None
+        self.last_success_prob: Optional[float] = None
+        # Takeovers: the running one's start (frame stamp), how many, their total length.
+        self.intervention_since: Optional[float] = None
+        self.interventions = 0
+        self.intervention_s = 0.0
+        self.ended_in_intervention = False  # the terminal step is still a demonstration's
+        self.alerts: List[FailureDetected] = []  # non-terminal task-failure warnings, for dismissal
+        self.dismissed: set = set()  # indices into alerts
+        self.reset_reported = False
+
+    def decide(self, decided_by: DecidedBy, decider: str = "") -> None:
+        self.decided_by, self.decider = decided_by, decider
+
+    def end_intervention(self, stamp: float) -> None:
+        if self.intervention_since is not None:
+            self.intervention_s += max(0.0, stamp - self.intervention_since)
+            self.intervention_since = None
+
+    def model_decision(self) -> str:
+        """Return the model's own decision now, in words ("" when it has none)."""
+        return self.pending.describe() if self.pending is not None else ""
 
     def scored_stage(self) -> ScoredStage:
         """Return the stage a step scores, before the step may advance it."""
@@ -66,6 +92,13 @@ class EpisodeState:
             estimates_rejected=self.rejected,
             episode_return=episode_return,
             reason=self.reason,
+            decided_by=self.decided_by,
+            decider=self.decider,
+            intervention_active=self.intervention_since is not None,
+            interventions=self.interventions,
+            intervention_s=self.intervention_s + (
+                max(0.0, self.clock - self.intervention_since)
+                if self.intervention_since is not None else 0.0),
         )
 
 

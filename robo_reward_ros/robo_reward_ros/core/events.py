@@ -23,6 +23,7 @@ class FailureKind(enum.IntEnum):
     CAMERA_STALE = 5
     MODEL_ERROR = 6
     EPISODE_LOG_ERROR = 7
+    OPERATOR = 8
 
     @property
     def is_task_failure(self) -> bool:
@@ -48,11 +49,22 @@ class TaskStatus(enum.IntEnum):
     SUCCEEDED = 3
     FAILED = 4
     TIMED_OUT = 5
+    PENDING = 6
 
     @property
     def ended(self) -> bool:
         """Whether an episode in this status has ended with an outcome (not idle, not running)."""
         return self in (TaskStatus.SUCCEEDED, TaskStatus.FAILED, TaskStatus.TIMED_OUT)
+
+
+class DecidedBy(enum.IntEnum):
+    """Who decided a stage's or an episode's end; mirrors the constants of ``DecidedBy.msg``."""
+
+    NONE = 0
+    MODEL = 1
+    OPERATOR = 2
+    TIME_LIMIT = 3
+    ABORT = 4
 
 
 class DenseRewardMode(str, enum.Enum):
@@ -162,6 +174,8 @@ class StageSucceeded(MonitorEvent):
     score: float
     cameras: Tuple[str, ...]
     reason: str = ""
+    decided_by: DecidedBy = DecidedBy.MODEL
+    decider: str = ""  # the operator's name for DecidedBy.OPERATOR
 
 
 @dataclasses.dataclass(frozen=True)
@@ -173,6 +187,19 @@ class StageAdvanced(MonitorEvent):
 
     instruction: str
     window_start_stamp: float
+
+
+@dataclasses.dataclass(frozen=True)
+class DecisionPending(MonitorEvent):
+    """The model decided (a success, or a failure that would end the episode) and waits for an operator.
+
+    Confirmation mode (``MonitorConfig.confirm_decisions``): nothing ends until an operator confirms
+    or vetoes, or ``timeout_s`` of frame time passes.
+    """
+
+    success: bool
+    reason: str
+    timeout_s: float
 
 
 @dataclasses.dataclass(frozen=True)
@@ -190,6 +217,8 @@ class FailureDetected(MonitorEvent):
     threshold: Optional[float] = None
     camera: str = ""
     progress: Optional[float] = None
+    decided_by: DecidedBy = DecidedBy.NONE  # who decided a terminal one
+    decider: str = ""
 
     @property
     def task_failure(self) -> bool:
@@ -205,6 +234,8 @@ class EpisodeEnded(MonitorEvent):
     reset_requested: bool
     failure_kind: int = 0
     stages_completed: int = 0
+    decided_by: DecidedBy = DecidedBy.MODEL
+    decider: str = ""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -237,6 +268,9 @@ class RewardStep:
     status: TaskStatus
     cameras: Tuple[str, ...] = ()
     reason: str = ""  # why the episode ended, on the terminal step
+    intervened: bool = False  # an operator was in control: a demonstration transition
+    decided_by: DecidedBy = DecidedBy.NONE  # who decided what this step ended
+    decider: str = ""
 
     @property
     def terminal(self) -> bool:

@@ -66,6 +66,12 @@ class MonitorConfig:
     failure_bonus: float = -1.0
     timeout_bonus: float = 0.0
     zero_terminal_potential: bool = True
+    # The operator in the loop (docs/operator-loop.md).
+    confirm_decisions: bool = False  # a model success / terminal failure waits for an operator
+    confirm_timeout_s: float = 30.0  # frame time a pending decision waits
+    confirm_timeout_action: str = "apply"  # after the wait: apply the model's decision, or drop it
+    verdict_conflict_s: float = 1.0  # an opposite verdict from another source this soon is refused
+    start_after_reset_done: bool = False  # reset-done starts the next episode of the same task
     # Episode log.
     log_directory: Optional[str] = None  # None: no log
     fsync_estimates: bool = False
@@ -105,6 +111,11 @@ class MonitorConfig:
         _positive("stage_timeout_s", self.stage_timeout_s, allow_none=True)
         _positive("episode_timeout_s", self.episode_timeout_s, allow_none=True)
         _positive("camera_stale_after_s", self.camera_stale_after_s)
+        _positive("confirm_timeout_s", self.confirm_timeout_s)
+        if self.confirm_timeout_action not in ("apply", "drop"):
+            raise ValueError(f"confirm_timeout_action must be apply or drop, got {self.confirm_timeout_action!r}")
+        if not self.verdict_conflict_s >= 0.0:
+            raise ValueError(f"verdict_conflict_s must be >= 0, got {self.verdict_conflict_s!r}")
         health = {k for k in self.terminal_failures if not k.is_task_failure}
         if health:
             raise ValueError(

@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Optional, Tuple
 
-from robo_reward_ros.core.events import MonitorEvent, RewardStep, TaskStatus
+from robo_reward_ros.core.events import DecidedBy, MonitorEvent, RewardStep, TaskStatus
 
 
 @dataclasses.dataclass(frozen=True)
@@ -30,6 +30,11 @@ class MonitorState:
     estimates_rejected: int = 0
     episode_return: float = 0.0
     reason: str = ""  # why the status or stage last changed, in words
+    decided_by: DecidedBy = DecidedBy.NONE  # who decided the last stage or episode end
+    decider: str = ""  # the operator's name, for DecidedBy.OPERATOR
+    intervention_active: bool = False  # a person is in control
+    interventions: int = 0  # takeovers so far in the episode
+    intervention_s: float = 0.0  # their total length (frame-stamp seconds), a running one included
 
 
 @dataclasses.dataclass(frozen=True)

@@ -20,6 +20,7 @@ from robo_reward_ros.core.events import RewardEstimate, RewardStep, StageAdvance
 from robo_reward_ros.core.frame import Frame
 from robo_reward_ros.core.frame_window import FrameWindow
 from robo_reward_ros.core.monitor_update import MonitorState, MonitorUpdate
+from robo_reward_ros.core.operator_labels import OperatorAnswer
 from robo_reward_ros.core.task_monitor import TaskMonitor
 from robo_reward_ros.core.task_spec import TaskSpec
 
@@ -362,6 +363,40 @@ class RewardPipeline:
             if isinstance(event, StageAdvanced):
                 # Frames of the finished stage must not reach the next stage's model input.
                 self._restart_windows(event.window_start_stamp, include_start=False)
+
+    # --- the operator (executor thread) ---------------------------------------------------------
+    def operator_verdict(self, stamp: Optional[float], verdict, source: str, reason: str = "",
+                         episode_id: str = "", stage_number: int = 0) -> OperatorAnswer:
+        """Apply an operator's verdict (``TaskMonitor.operator_verdict``); a stage it ends drops its frames."""
+        with self._lock:
+            answer = self.monitor.operator_verdict(self._now(stamp), verdict, source, reason,
+                                                   episode_id, stage_number)
+            self._follow(answer.update)
+            return answer
+
+    def set_intervention(self, stamp: Optional[float], active: bool, source: str,
+                         reason: str = "") -> OperatorAnswer:
+        with self._lock:
+            return self.monitor.set_intervention(self._now(stamp), active, source, reason)
+
+    def dismiss_alert(self, stamp: Optional[float], episode_id: str, kind: int, source: str,
+                      reason: str = "") -> OperatorAnswer:
+        with self._lock:
+            return self.monitor.dismiss_alert(self._now(stamp), episode_id, kind, source, reason)
+
+    def reset_done(self, stamp: Optional[float], source: str, reason: str = "") -> OperatorAnswer:
+        """Record that the scene was reset; start the next episode of the task when the rules say so."""
+        with self._lock:
+            answer = self.monitor.reset_done(self._now(stamp), source, reason)
+            if not (answer.accepted and self.monitor.config.start_after_reset_done):
+                return answer
+            started = self._start(stamp, None)
+            episode_id = self._pending_episode[0] if started is None else self.monitor.state.episode_id
+            return dataclasses.replace(answer, update=started or answer.update,
+                                       next_episode_id=episode_id)
+
+    def _now(self, stamp: Optional[float]) -> float:
+        return self.monitor.state.stamp if stamp is None else stamp
 
     # --- time and health (executor thread) ------------------------------------------------------
     def tick(self, stamp: float) -> MonitorUpdate:

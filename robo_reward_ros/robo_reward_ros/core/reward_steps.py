@@ -11,7 +11,7 @@ import dataclasses
 from typing import Optional, Tuple
 
 from robo_reward_ros.core.dense_reward import DenseReward, Outcome
-from robo_reward_ros.core.events import RewardStep, TaskStatus
+from robo_reward_ros.core.events import DecidedBy, RewardStep, TaskStatus
 from robo_reward_ros.core.monitor_config import MonitorConfig
 
 _ENDED_BY_OUTCOME = (TaskStatus.SUCCEEDED, TaskStatus.FAILED)
@@ -55,7 +55,8 @@ class EpisodeRewardSteps:
 
     def step(self, reward: float, stamp: float, episode_id: str, num_stages: int,
              scored: ScoredStage, status: TaskStatus, reason: str, cameras: Tuple[str, ...],
-             stage_succeeded: bool, success_prob: Optional[float]) -> RewardStep:
+             stage_succeeded: bool, success_prob: Optional[float], intervened: bool = False,
+             decided_by: DecidedBy = DecidedBy.NONE, decider: str = "") -> RewardStep:
         """Return the next step; ``reason`` (why the episode ended) is kept only on an episode's last step."""
         ended = status in _ENDED_BY_OUTCOME or status in _ENDED_WITHOUT_OUTCOME
         step = RewardStep(
@@ -64,6 +65,7 @@ class EpisodeRewardSteps:
             task_progress=self.task_progress, reward=reward, episode_return=self.episode_return,
             success_prob=success_prob, stage_succeeded=stage_succeeded,
             terminated=status in _ENDED_BY_OUTCOME, truncated=status in _ENDED_WITHOUT_OUTCOME,
-            status=status, cameras=cameras, reason=reason if ended else "")
+            status=status, cameras=cameras, reason=reason if ended else "", intervened=intervened,
+            decided_by=decided_by, decider=decider)
         self.count += 1
         return step

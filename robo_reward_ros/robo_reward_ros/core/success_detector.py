@@ -65,6 +65,11 @@ class SuccessDetector:
         votes.append(score >= threshold)
         return score
 
+    @property
+    def positive_votes(self) -> int:
+        """Success votes held now, all cameras together: what a veto takes back."""
+        return sum(sum(votes) for votes in self._votes.values())
+
     def camera_succeeded(self, camera: str) -> bool:
         return sum(self._votes.get(camera, ())) >= self._k
 

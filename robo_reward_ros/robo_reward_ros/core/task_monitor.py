@@ -10,6 +10,7 @@ docs/task-monitor.md has the design and the defaults.
 """
 from __future__ import annotations
 
+import collections
 import dataclasses
 from typing import List, Optional, Sequence, Tuple
 
@@ -17,22 +18,31 @@ from robo_reward_ros.core.best_effort_log import LogHealth
 from robo_reward_ros.core.dense_reward import Outcome, task_potential
 from robo_reward_ros.core.episode_ids import new_episode_id
 from robo_reward_ros.core.episode_recorder import EpisodeRecorder
-from robo_reward_ros.core.events import (EpisodeEnded, EpisodeStarted, FailureDetected, FailureKind,
-                                         MonitorEvent, RewardEstimate, RewardStep, Severity,
-                                         StageAdvanced, StageSucceeded, TaskStatus)
+from robo_reward_ros.core.events import (DecidedBy, DecisionPending, EpisodeEnded, EpisodeStarted,
+                                         FailureDetected, FailureKind, MonitorEvent, RewardEstimate,
+                                         RewardStep, Severity, StageAdvanced, StageSucceeded,
+                                         TaskStatus)
 from robo_reward_ros.core.episode_state import EpisodeState, StageState
 from robo_reward_ros.core.failure_detectors import Finding
 from robo_reward_ros.core.monitor_config import MonitorConfig
 from robo_reward_ros.core.monitor_update import MonitorState, MonitorUpdate
+from robo_reward_ros.core.operator_inputs import OperatorInputs
+from robo_reward_ros.core.operator_labels import PendingDecision
 from robo_reward_ros.core.reward_steps import EpisodeRewardSteps, ScoredStage
 from robo_reward_ros.core.task_spec import TaskSpec
 from robo_reward_ros.core.time_limits import time_limit_exceeded
 
 
-class TaskMonitor:
+# Ended episodes an operator's late label may still name (ids, oldest dropped first).
+KEPT_ENDED_EPISODES = 1000
+
+
+class TaskMonitor(OperatorInputs):
     """Success, failure, stage and episode decisions for a stream of reward estimates.
 
-    Not thread-safe: call it from one thread (the node's executor or a single worker).
+    The operator's inputs (verdicts, vetoes, takeovers, resets, dismissals) are in
+    ``operator_inputs.py``. Not thread-safe: call it from one thread (the node's executor or a
+    single worker).
     """
 
     def __init__(self, config: Optional[MonitorConfig] = None) -> None:
@@ -41,13 +51,16 @@ class TaskMonitor:
         self._recorder = EpisodeRecorder(self.config.log_directory, self.config.fsync_estimates)
         self._log_error_reported = False
         self._steps = EpisodeRewardSteps(self.config)
+        self._ended: "collections.OrderedDict[str, EpisodeState]" = collections.OrderedDict()
+        self._last_verdict = None  # (episode id, Verdict, source, wall time): conflicts
 
     # ---- episode lifecycle -------------------------------------------------------------
 
     @property
     def running(self) -> bool:
         episode = self._episode
-        return episode is not None and episode.status in (TaskStatus.RUNNING, TaskStatus.STAGE_SUCCEEDED)
+        return episode is not None and episode.status in (TaskStatus.RUNNING, TaskStatus.STAGE_SUCCEEDED,
+                                                          TaskStatus.PENDING)
 
     @property
     def log_path(self) -> Optional[str]:
@@ -60,8 +73,14 @@ class TaskMonitor:
         return self._recorder.health
 
     def take_log(self, previous: TaskMonitor) -> None:
-        """Continue ``previous``'s episode logs (new rules at an episode start): waiting records stay."""
+        """Continue ``previous``'s episode logs (new rules at an episode start): waiting records stay.
+
+        The episodes it ran stay known, for operators' late labels.
+        """
         self._recorder.take_over(previous._recorder)
+        self._ended = previous._ended
+        if previous._episode is not None and not previous.running:
+            self._remember(previous._episode)
 
     def start_episode(self, task: TaskSpec, stamp: float, episode_id: Optional[str] = None) -> MonitorUpdate:
         """Start a fresh episode at frame stamp ``stamp``.
@@ -73,6 +92,8 @@ class TaskMonitor:
         if self.running:
             events.extend(self.abort_episode(stamp, "a new episode was started").events)
         self._recorder.finish()
+        if self._episode is not None:
+            self._remember(self._episode)
         if episode_id is None:
             episode_id = new_episode_id()
         self._episode = EpisodeState(episode_id, task, float(stamp), self.config)
@@ -95,7 +116,8 @@ class TaskMonitor:
         assert episode is not None
         episode.clock = max(episode.clock, float(stamp))
         scored = episode.scored_stage()
-        event = self._finish(episode.clock, TaskStatus.IDLE, f"aborted: {reason}", reset=False)
+        event = self._finish(episode.clock, TaskStatus.IDLE, f"aborted: {reason}", reset=False,
+                             decided_by=DecidedBy.ABORT)
         # The controller still gets the episode's one terminal step: truncated, nothing earned.
         step = self._step(0.0, episode.clock, (), scored, False, None)
         state = self.state
@@ -132,6 +154,7 @@ class TaskMonitor:
             return MonitorUpdate((), None, self.state)
         if episode.status is TaskStatus.STAGE_SUCCEEDED:
             episode.status = TaskStatus.RUNNING
+            episode.decide(DecidedBy.NONE)
         episode.clock = max([episode.clock] + [e.stamp for e in taken])
         now = episode.clock
         cameras = tuple(e.camera for e in taken)
@@ -158,28 +181,126 @@ class TaskMonitor:
         stage.history.append((now, stage.progress))
         scored = episode.scored_stage()
         success_prob = sum(probabilities) / len(probabilities) if probabilities else None
+        episode.last_success_prob = success_prob
+        step = (cameras, scored, success_prob, newest)
 
-        if stage.success.succeeded():
-            events.extend(self._stage_succeeded(stage, now))
-            last = episode.status is TaskStatus.SUCCEEDED
-            phi = task_potential(stage.index + 1, 0.0, len(episode.task.stages))
-            return self._step_update(events, phi, Outcome.SUCCESS if last else None, cameras,
-                                     scored, True, success_prob, newest)
-
-        outcome: Optional[Outcome] = None
-        for detector in (stage.regression, stage.stall, stage.low):
-            finding = detector.update(now, stage.progress)
-            if finding is None:
-                continue
-            terminal = finding.kind in self.config.terminal_failures
-            events.append(self._failure(finding, now, terminal))
-            if terminal:
-                events.append(self._finish(now, TaskStatus.FAILED, finding.description, reset=True,
-                                           failure_kind=finding.kind))
-                outcome = Outcome.FAILURE
-                break
+        if episode.pending is not None:
+            # The decision is frozen until an operator answers or the wait ends: no new one.
+            resolved = self._pending_timed_out(now, step)
+            if resolved is not None:
+                return resolved
+        elif stage.success.succeeded():
+            if self.config.confirm_decisions:
+                events.append(self._hold(PendingDecision(True, now, stage.success_reason(self.config)), now))
+            else:
+                return self._succeed(events, now, DecidedBy.MODEL, "", "", step)
+        elif episode.intervention_since is None:  # a stall during a takeover is no robot failure
+            for detector in (stage.regression, stage.stall, stage.low):
+                finding = detector.update(now, stage.progress)
+                if finding is None:
+                    continue
+                terminal = finding.kind in self.config.terminal_failures
+                if terminal and self.config.confirm_decisions:
+                    events.append(self._hold(PendingDecision(
+                        False, now, finding.description, int(finding.kind)), now))
+                    break
+                failure = self._failure(finding, now, terminal)
+                events.append(failure)
+                if terminal:
+                    return self._fail(events, now, finding.description, finding.kind,
+                                      DecidedBy.MODEL, "", step)
+                episode.alerts.append(failure)
         phi = task_potential(stage.index, stage.progress, len(episode.task.stages))
-        return self._step_update(events, phi, outcome, cameras, scored, False, success_prob, newest)
+        return self._step_update(events, phi, None, cameras, scored, False, success_prob, newest)
+
+    # ---- decisions (the model's, an operator's, a pending one's) ---------------------------
+
+    def _succeed(self, events: List[MonitorEvent], now: float, decided_by: DecidedBy, decider: str,
+                 reason: str, step) -> MonitorUpdate:
+        """End the running stage with success (the last stage: the episode), as ``decided_by`` decided."""
+        episode = self._episode
+        assert episode is not None
+        stage = episode.stage
+        cameras, scored, success_prob, newest = step
+        episode.pending = None
+        events.extend(self._stage_succeeded(stage, now, decided_by, decider, reason))
+        last = episode.status is TaskStatus.SUCCEEDED
+        phi = task_potential(stage.index + 1, 0.0, len(episode.task.stages))
+        return self._step_update(events, phi, Outcome.SUCCESS if last else None, cameras,
+                                 scored, True, success_prob, newest)
+
+    def _fail(self, events: List[MonitorEvent], now: float, description: str, kind: int,
+              decided_by: DecidedBy, decider: str, step) -> MonitorUpdate:
+        """End the episode with a task failure (the failure event is already in ``events``)."""
+        episode = self._episode
+        assert episode is not None
+        cameras, scored, success_prob, newest = step
+        episode.pending = None
+        events.append(self._finish(now, TaskStatus.FAILED, description, reset=True,
+                                   failure_kind=kind, decided_by=decided_by, decider=decider))
+        phi = task_potential(episode.stage.index, episode.stage.progress, len(episode.task.stages))
+        return self._step_update(events, phi, Outcome.FAILURE, cameras, scored, False,
+                                 success_prob, newest)
+
+    def _hold(self, pending: PendingDecision, now: float) -> DecisionPending:
+        """Make the model's decision wait for an operator (confirmation mode); nothing ends yet."""
+        episode = self._episode
+        assert episode is not None
+        episode.pending = pending
+        episode.status = TaskStatus.PENDING
+        episode.decide(DecidedBy.MODEL)
+        timeout = self.config.confirm_timeout_s
+        after = "applied" if self.config.confirm_timeout_action == "apply" else "dropped"
+        episode.reason = (f"{pending.describe()}; waiting for an operator to confirm or veto, "
+                          f"{after} after {timeout:g} s")
+        return self._recorder.event(DecisionPending(
+            stamp=now, episode_id=episode.id, stage_index=episode.stage_index,
+            success=pending.success, reason=pending.reason, timeout_s=timeout))
+
+    def _pending_timed_out(self, now: float, step) -> Optional[MonitorUpdate]:
+        """Apply or drop a pending decision that waited ``confirm_timeout_s``; None while it may still wait."""
+        episode = self._episode
+        assert episode is not None
+        pending = episode.pending
+        if pending is None or now - pending.stamp < self.config.confirm_timeout_s:
+            return None
+        waited = f"no operator answered within {self.config.confirm_timeout_s:g} s"
+        if self.config.confirm_timeout_action == "apply":
+            return self._apply_pending(now, DecidedBy.MODEL, "", f"{waited}: applied", step)
+        self._drop_pending(now, f"{pending.describe()}: {waited}: dropped")
+        update = self._step_update([], task_potential(episode.stage.index, episode.stage.progress,
+                                                      len(episode.task.stages)),
+                                   None, step[0], step[1], False, step[2], step[3])
+        return update
+
+    def _apply_pending(self, now: float, decided_by: DecidedBy, decider: str, why: str, step) -> MonitorUpdate:
+        episode = self._episode
+        assert episode is not None
+        pending = episode.pending
+        assert pending is not None
+        reason = f"{pending.reason}; {why}"
+        if pending.success:
+            return self._succeed([], now, decided_by, decider, reason, step)
+        finding = Finding(FailureKind(pending.failure_kind), None, None, reason)
+        failure = self._failure(finding, now, True, decided_by, decider)
+        return self._fail([failure], now, reason, pending.failure_kind, decided_by, decider, step)
+
+    def _drop_pending(self, now: float, reason: str) -> None:
+        """Forget a pending decision: the stage runs on, its success votes and failure clocks start over."""
+        episode = self._episode
+        assert episode is not None
+        episode.pending = None
+        episode.status = TaskStatus.RUNNING
+        episode.decide(DecidedBy.NONE)
+        episode.reason = reason
+        episode.stage.success.reset()
+        episode.stage.restart_clocks(now)
+
+    def _remember(self, episode: EpisodeState) -> None:
+        self._ended[episode.id] = episode
+        self._ended.move_to_end(episode.id)
+        while len(self._ended) > KEPT_ENDED_EPISODES:
+            self._ended.popitem(last=False)
 
     def tick(self, stamp: float) -> MonitorUpdate:
         """Advance time to frame stamp ``stamp`` without an estimate.
@@ -195,6 +316,10 @@ class TaskMonitor:
         scored = episode.scored_stage()
         events = self._check_timeouts(episode.clock)
         if not events:
+            resolved = self._pending_timed_out(episode.clock, ((), scored, None, None))
+            if resolved is not None:
+                return dataclasses.replace(resolved, events=tuple(log_events) + resolved.events,
+                                           accepted=False)
             return MonitorUpdate(tuple(log_events), None, self.state)
         update = self._step_update(log_events + events, None, Outcome.TIMEOUT, (), scored, False, None)
         return dataclasses.replace(update, accepted=False)
@@ -272,9 +397,9 @@ class TaskMonitor:
                                       episode.stage.start, now, self.config)
         if finding is None:
             return []
-        failure = self._failure(finding, now, terminal=True)
+        failure = self._failure(finding, now, True, DecidedBy.TIME_LIMIT)
         end = self._finish(now, TaskStatus.TIMED_OUT, finding.description, reset=True,
-                           failure_kind=FailureKind.TIMEOUT)
+                           failure_kind=FailureKind.TIMEOUT, decided_by=DecidedBy.TIME_LIMIT)
         return [failure, end]
 
     def _resume_after_gap(self, stage: StageState, estimate: RewardEstimate, now: float) -> List[MonitorEvent]:
@@ -303,19 +428,25 @@ class TaskMonitor:
         stage.model_error_pending = False
         return events
 
-    def _stage_succeeded(self, stage: StageState, now: float) -> List[MonitorEvent]:
+    def _stage_succeeded(self, stage: StageState, now: float, decided_by: DecidedBy, decider: str,
+                         reason: str = "") -> List[MonitorEvent]:
         episode = self._episode
         assert episode is not None
         stages = episode.task.stages
-        episode.reason = reason = stage.success_reason(self.config)
+        episode.decide(decided_by, decider)
+        given = reason  # an operator's or a pending decision's words, kept on the episode's end
+        episode.reason = reason = reason or stage.success_reason(self.config)
         events: List[MonitorEvent] = [self._recorder.event(StageSucceeded(
             stamp=now, episode_id=episode.id, stage_index=stage.index,
             instruction=stages[stage.index].instruction, score=stage.success_score,
-            cameras=stage.success.succeeded_cameras, reason=reason,
+            cameras=stage.success.succeeded_cameras, reason=reason, decided_by=decided_by,
+            decider=decider,
         ))]
         if stage.index + 1 >= len(stages):
             events.append(self._finish(now, TaskStatus.SUCCEEDED,
-                                       f"all {len(stages)} stage(s) succeeded", reset=True))
+                                       f"all {len(stages)} stage(s) succeeded"
+                                       + (f" ({given})" if given else ""), reset=True,
+                                       decided_by=decided_by, decider=decider))
             return events
         episode.stage_index = stage.index + 1
         episode.stage = StageState(stage.index + 1, now, False, self.config, stages[stage.index + 1].success_threshold)
@@ -326,7 +457,8 @@ class TaskMonitor:
         )))
         return events
 
-    def _failure(self, finding: Finding, now: float, terminal: bool) -> FailureDetected:
+    def _failure(self, finding: Finding, now: float, terminal: bool,
+                 decided_by: DecidedBy = DecidedBy.MODEL, decider: str = "") -> FailureDetected:
         episode = self._episode
         assert episode is not None
         return self._recorder.event(FailureDetected(
@@ -334,6 +466,7 @@ class TaskMonitor:
             kind=finding.kind, severity=Severity.ERROR if terminal else Severity.WARNING,
             terminal=terminal, description=finding.description, value=finding.value,
             threshold=finding.threshold, progress=episode.known_progress(),
+            decided_by=decided_by if terminal else DecidedBy.NONE, decider=decider,
         ))
 
     def _health_event(self, kind: FailureKind, severity: Severity, stamp: float,
@@ -348,15 +481,21 @@ class TaskMonitor:
         ))
 
     def _finish(self, now: float, status: TaskStatus, reason: str, reset: bool,
-                failure_kind: int = 0) -> EpisodeEnded:
+                failure_kind: int = 0, decided_by: DecidedBy = DecidedBy.MODEL,
+                decider: str = "") -> EpisodeEnded:
         episode = self._episode
         assert episode is not None
         episode.status = status
         episode.reason = reason
+        episode.pending = None
+        episode.decide(decided_by, decider)
+        episode.ended_in_intervention = episode.intervention_since is not None
+        episode.end_intervention(now)
         return self._recorder.event(EpisodeEnded(
             stamp=now, episode_id=episode.id, stage_index=episode.stage_index, status=status,
             reason=reason, reset_requested=reset, failure_kind=int(failure_kind),
             stages_completed=episode.stage_index + (1 if status is TaskStatus.SUCCEEDED else 0),
+            decided_by=decided_by, decider=decider,
         ))
 
     def _step_update(self, events, phi: Optional[float], outcome: Optional[Outcome],
@@ -381,9 +520,13 @@ class TaskMonitor:
               stage_succeeded: bool, success_prob: Optional[float]) -> RewardStep:
         episode = self._episode
         assert episode is not None
+        decided = stage_succeeded or not self.running
         return self._steps.step(reward, stamp, episode.id, len(episode.task.stages), scored,
                                 episode.status, episode.reason, cameras, stage_succeeded,
-                                success_prob)
+                                success_prob, intervened=episode.intervention_since is not None or (
+                                    not self.running and episode.ended_in_intervention),
+                                decided_by=episode.decided_by if decided else DecidedBy.NONE,
+                                decider=episode.decider if decided else "")
 
     def close(self) -> None:
         """Close the episode log (the node calls this on shutdown, after abort_episode)."""

@@ -6,9 +6,12 @@ from __future__ import annotations
 import math
 from typing import Optional
 
-from robo_reward_msgs.msg import FailureEvent, ResetRequest, RewardEstimate, RewardStep, TaskState
+from robo_reward_msgs.msg import (DecidedBy, FailureEvent, OperatorLabel, ResetRequest, RewardEstimate,
+                                  RewardStep, TaskState)
 
+from robo_reward_ros.core.events import DecidedBy as Decider
 from robo_reward_ros.core.events import EpisodeEnded, FailureDetected
+from robo_reward_ros.core.operator_labels import OperatorLabel as Label
 from robo_reward_ros.core.events import RewardStep as Step
 from robo_reward_ros.core.monitor_update import MonitorState
 from robo_reward_ros.core.reward_pipeline import CameraResult, finite_or_nan
@@ -53,6 +56,29 @@ def failure_msg(event: FailureDetected) -> FailureEvent:
     msg.task_failure = event.task_failure
     msg.progress = finite_or_nan(event.progress)
     msg.description = event.description
+    msg.decided_by = decided_by_msg(event.decided_by, event.decider)
+    return msg
+
+
+def decided_by_msg(decided_by: Decider, name: str) -> DecidedBy:
+    return DecidedBy(source=int(decided_by), name=name)
+
+
+def label_msg(label: Label) -> OperatorLabel:
+    msg = OperatorLabel()
+    msg.header.stamp = to_time(label.stamp)
+    msg.episode_id = label.episode_id
+    msg.stage_index = label.stage_index
+    msg.kind = int(label.kind)
+    msg.verdict = int(label.verdict)
+    msg.source = label.source
+    msg.reason = label.reason
+    msg.applied = label.applied
+    msg.late = label.late
+    msg.outcome = label.outcome
+    msg.model_progress = finite_or_nan(label.model_progress)
+    msg.model_success_probability = finite_or_nan(label.model_success_prob)
+    msg.model_decision = label.model_decision
     return msg
 
 
@@ -66,6 +92,8 @@ def state_msg(state: MonitorState, stamp: Optional[float] = None) -> TaskState:
     msg.instruction = state.instruction
     msg.status = int(state.status)
     msg.reason = state.reason
+    msg.decided_by = decided_by_msg(state.decided_by, state.decider)
+    msg.intervention_active = state.intervention_active
     return msg
 
 
@@ -75,6 +103,7 @@ def reset_msg(event: EpisodeEnded) -> ResetRequest:
     msg.episode_id = event.episode_id
     msg.status = int(event.status)
     msg.reason = event.reason
+    msg.decided_by = decided_by_msg(event.decided_by, event.decider)
     return msg
 
 
@@ -98,4 +127,6 @@ def step_msg(step: Step) -> RewardStep:
     msg.status = int(step.status)
     msg.end_reason = step.reason
     msg.cameras = list(step.cameras)
+    msg.intervened = step.intervened
+    msg.decided_by = decided_by_msg(step.decided_by, step.decider)
     return msg

@@ -32,7 +32,7 @@ from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallb
 from rclpy.clock import Clock, ClockType
 from rclpy.lifecycle import LifecycleNodeMixin, State, TransitionCallbackReturn
 from rclpy.node import Node
-from robo_reward_msgs.msg import FailureEvent, ResetRequest, RewardEstimate, RewardStep
+from robo_reward_msgs.msg import FailureEvent, OperatorLabel, ResetRequest, RewardEstimate, RewardStep
 from robo_reward_msgs.msg import TaskSpec as TaskSpecMsg
 from robo_reward_msgs.msg import TaskState
 from robo_reward_msgs.srv import ComparePreference, QueryProgress, SetTask, StartEpisode
@@ -42,7 +42,7 @@ from robo_reward_ros.core.abandonable_call import CallAbandoned, call_abandonabl
 from robo_reward_ros.core.best_effort_log import check_log_directory, free_bytes
 from robo_reward_ros.core.call_budget import CallBudget
 from robo_reward_ros.core.episode_ids import InvalidEpisodeIdError
-from robo_reward_ros.core.events import EpisodeEnded, FailureDetected
+from robo_reward_ros.core.events import DecisionPending, EpisodeEnded, FailureDetected
 from robo_reward_ros.core.frame_intake import FrameIntake, IntakeResult
 from robo_reward_ros.core.log_text import escape_controls
 from robo_reward_ros.core.monitor_update import MonitorUpdate
@@ -57,6 +57,7 @@ from robo_reward_ros.node import diagnostics as diag
 from robo_reward_ros.node.camera_subscriptions import CameraSubscriptions, camera_qos
 from robo_reward_ros.node.messages import estimate_msg, failure_msg, reset_msg, state_msg, step_msg
 from robo_reward_ros.node.name_collision import TwinWatch, wait_for_twin
+from robo_reward_ros.node.operator_services import OperatorServices
 from robo_reward_ros.node.parameters import current_values, declare_parameters
 from robo_reward_ros.node.preference_service import PreferenceService
 from robo_reward_ros.node.progress_query_service import ProgressQueryService
@@ -105,7 +106,7 @@ class RewardNode(LifecycleNodeMixin, Node):
         self._model_lock = threading.Lock()  # the model is not re-entrant: scoring vs preference
         self._active_handles: List = []
         # The newest problem per area, for the log (once per change) and /diagnostics.
-        self._last_errors = {"model": "", "task": "", "reset": "", "episode_log": ""}
+        self._last_errors = {"model": "", "task": "", "reset": "", "episode_log": "", "operator": ""}
         self._configure_error = ""
         self._loading: Optional[Tuple[str, float]] = None  # (what, monotonic start) during a load
         self._stop_requested = threading.Event()
@@ -116,6 +117,9 @@ class RewardNode(LifecycleNodeMixin, Node):
         self._failure_pub = self.create_lifecycle_publisher(FailureEvent, "failure_events",
                                                             EVENTS_QOS)
         self._reset_pub = self.create_lifecycle_publisher(ResetRequest, "reset_request",
+                                                          EVENTS_QOS)
+        # Every operator input as recorded (applied, late or refused), for consoles and bags.
+        self._label_pub = self.create_lifecycle_publisher(OperatorLabel, "operator_labels",
                                                           EVENTS_QOS)
         # Diagnostics run in every state: a node that failed to configure must say why. Health
         # timers run on a steady clock: with use_sim_time, a paused or absent /clock must not
@@ -285,6 +289,11 @@ class RewardNode(LifecycleNodeMixin, Node):
                                 callback_group=MutuallyExclusiveCallbackGroup()),
             self.create_timer(TICK_PERIOD_SEC, self._tick, clock=self._steady_clock),
         ]
+        operator_rate = float(self.get_parameter("operator.max_inputs_per_sec").value)
+        self._active_handles += OperatorServices(
+            self, self._pipeline, self._intake.frame_time, self._publish_update_then_state,
+            self._label_pub, CallBudget(operator_rate, burst=max(1, int(2 * operator_rate))),
+            self._state_lock, self._report_error).create()
         result = super().on_activate(state)
         self._publish_state(self._pipeline.state)
         if self._pipeline.task is not None:
@@ -474,7 +483,11 @@ class RewardNode(LifecycleNodeMixin, Node):
         if not update.events:
             return
         for event in update.events:
-            if isinstance(event, FailureDetected):
+            if isinstance(event, DecisionPending):
+                self.get_logger().info(escape_controls(
+                    f"episode {event.episode_id}: {'success' if event.success else 'failure'} "
+                    f"pending an operator's confirmation ({event.reason})"))
+            elif isinstance(event, FailureDetected):
                 # One call site per severity: rclpy refuses a call site whose severity changes.
                 text = escape_controls(f"{event.kind.name.lower()}: {event.description}")
                 if event.terminal:
@@ -484,13 +497,17 @@ class RewardNode(LifecycleNodeMixin, Node):
                 self._failure_pub.publish(failure_msg(event))
             elif isinstance(event, EpisodeEnded):
                 self.get_logger().info(escape_controls(
-                    f"episode {event.episode_id} ended: {event.status.name.lower()} "
-                    f"({event.reason})"))
+                    f"episode {event.episode_id} ended: {event.status.name.lower()}, decided by "
+                    f"{event.decider or event.decided_by.name.lower()} ({event.reason})"))
                 if event.reset_requested:
                     self._reset_pub.publish(reset_msg(event))
                     if self._reset is not None:
                         self._reset.request(event.episode_id)
         self._publish_state(update.state)
+
+    def _publish_update_then_state(self, update: MonitorUpdate) -> None:
+        """Publish what an operator's input changed, then the state (a takeover changes only the state)."""
+        self._publish_then_state([update])
 
     def _publish_then_state(self, updates) -> None:
         """Publish what a task or episode change produced, then where things stand now."""

@@ -33,8 +33,17 @@ REWARD_TOPIC = "/reward"
 TASK_STATE_TOPIC = "/task_state"
 FAILURE_TOPIC = "/failure_events"
 MSG_PACKAGE = "robo_reward_msgs"
-MESSAGES = ("StageSpec", "TaskSpec", "RewardEstimate", "TaskState", "FailureEvent", "ResetRequest")
+MESSAGES = ("DecidedBy", "StageSpec", "TaskSpec", "RewardEstimate", "TaskState", "FailureEvent",
+            "ResetRequest")
 STATUS = {"idle": 0, "running": 1, "stage_succeeded": 2, "succeeded": 3, "failed": 4, "timed_out": 5}
+_DECIDER_OF_STATUS = {"idle": "ABORT", "stage_succeeded": "MODEL", "succeeded": "MODEL", "failed": "MODEL",
+                      "timed_out": "TIME_LIMIT"}
+
+
+def _decider_of_failure(record) -> str:
+    if not record.terminal:
+        return "NONE"
+    return "TIME_LIMIT" if (record.kind or "").lower() == "timeout" else "MODEL"
 
 
 def message_definitions_dir() -> str:
@@ -207,7 +216,8 @@ class EpisodeMcap:
                 header=self._header(stamp_ns), episode_id=self._name(), stage_index=record.stage,
                 kind=int(FailureKind[record.kind.upper()]) if record.kind else 0,
                 severity=2 if record.terminal else 1, terminal=bool(record.terminal),
-                task_failure=bool(record.task_failure), progress=math.nan, description=record.text)
+                task_failure=bool(record.task_failure), progress=math.nan, description=record.text,
+                decided_by=self._decided_by(_decider_of_failure(record)))
             self.writer.write(self.failures, stamp_ns, self.store.serialize_cdr(msg, msgtype))
         elif record.type == "stage_succeeded" and record.stage < last:
             self._write_state(stamp_ns, "stage_succeeded", record.stage, record.text)
@@ -221,8 +231,15 @@ class EpisodeMcap:
         msg = self.store.types[msgtype](
             header=self._header(stamp_ns), episode_id=self._name(), stage_index=stage,
             stage_count=len(instructions), instruction=instructions[min(stage, len(instructions) - 1)],
-            status=STATUS.get(status, 0), reason=reason)
+            status=STATUS.get(status, 0), reason=reason,
+            decided_by=self._decided_by(_DECIDER_OF_STATUS.get(status, "NONE")),
+            intervention_active=False)
         self.writer.write(self.state, stamp_ns, self.store.serialize_cdr(msg, msgtype))
+
+    def _decided_by(self, source: str):
+        """Return the DecidedBy message of a replay's decision: the model's or a time limit's, never an operator's."""
+        from robo_reward_ros.core.events import DecidedBy
+        return self.store.types[f"{MSG_PACKAGE}/msg/DecidedBy"](source=int(DecidedBy[source]), name="")
 
     def _close(self) -> None:
         if not self._closed:

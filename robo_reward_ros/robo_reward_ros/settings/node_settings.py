@@ -105,6 +105,11 @@ MONITOR_PARAMETERS = {
     "success_bonus": "reward.success_bonus",
     "failure_bonus": "reward.failure_bonus",
     "timeout_bonus": "reward.timeout_bonus",
+    "confirm_decisions": "operator.confirm_decisions",
+    "confirm_timeout_s": "operator.confirm_timeout_sec",
+    "confirm_timeout_action": "operator.confirm_timeout_action",
+    "verdict_conflict_s": "operator.verdict_conflict_sec",
+    "start_after_reset_done": "operator.start_after_reset_done",
 }
 _MONITOR_NAME = re.compile(r"\b(" + "|".join(sorted(MONITOR_PARAMETERS, key=len, reverse=True)) + r")\b")
 

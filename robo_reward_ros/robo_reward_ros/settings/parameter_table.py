@@ -154,6 +154,26 @@ SPECS: Tuple[ParamSpec, ...] = (
               read_only=False, low=-_BONUS, high=_BONUS),
     ParamSpec("reward.timeout_bonus", 0.0, "added when a time limit ends the episode",
               read_only=False, low=-_BONUS, high=_BONUS),
+    # The operator in the loop (docs/operator-loop.md).
+    ParamSpec("operator.confirm_decisions", False,
+              "a model success or terminal failure waits (TaskState STATUS_PENDING) for an "
+              "operator's confirmation or veto, and pays no success meanwhile",
+              read_only=False),
+    ParamSpec("operator.confirm_timeout_sec", 30.0,
+              "how long (frame time) a pending decision waits for an operator",
+              read_only=False, low=0.01, high=_BIG),
+    ParamSpec("operator.confirm_timeout_action", "apply",
+              "after that wait: apply the model's decision, or drop it (the stage goes on)",
+              read_only=False),
+    ParamSpec("operator.verdict_conflict_sec", 1.0,
+              "an opposite verdict from another source this soon after one is refused (the "
+              "first wins)", read_only=False, low=0.0, high=3600.0),
+    ParamSpec("operator.start_after_reset_done", False,
+              "after a reset request, report_reset_done starts the next episode of the same task",
+              read_only=False),
+    ParamSpec("operator.max_inputs_per_sec", 20.0,
+              "operator inputs (verdicts, takeovers, reset-done, dismissals) taken per second "
+              "(bursts of twice that); more are answered at once as busy", low=0.1, high=1000.0),
     # Episodes and reset.
     ParamSpec("episode_log.directory", "~/.ros/robo_reward/episodes",
               "per-episode JSON Lines logs; empty: no log"),
