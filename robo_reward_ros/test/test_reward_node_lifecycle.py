@@ -6,6 +6,7 @@ Its lifecycle is driven through the standard lifecycle services, as a lifecycle 
 """
 import os
 import re
+import shutil
 import signal
 import time
 
@@ -13,6 +14,8 @@ import pytest
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
 from lifecycle_msgs.msg import State, Transition
 from lifecycle_msgs.srv import ChangeState, GetState
+from rcl_interfaces.srv import SetParameters
+from rclpy.parameter import Parameter
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from robo_reward_msgs.msg import RewardEstimate
 from sensor_msgs.msg import Image
@@ -22,7 +25,10 @@ from ros_fixtures import installed_executable, spin_until
 from test_reward_node import call
 
 
-def test_configure_activate_deactivate_cleanup_configure(ros_node, spawn, tiny_robometer_dir):
+def test_configure_activate_deactivate_cleanup_configure(ros_node, spawn, tiny_robometer_dir, tmp_path):
+    """The second cycle loads another checkpoint (a fine-tuned one, say) set while unconfigured: no restart."""
+    retrained = str(tmp_path / "retrained")
+    shutil.copytree(tiny_robometer_dir, retrained)
     camera = spawn([installed_executable("synthetic_camera"), "--ros-args", "-p", "rate_hz:=30.0"])
     node = spawn([installed_executable("reward_node"), "--ros-args",
                   "-p", "autostart:=false", "-p", 'model.preset:=""',
@@ -56,7 +62,14 @@ def test_configure_activate_deactivate_cleanup_configure(ros_node, spawn, tiny_r
 
     assert call(ros_node, get, GetState.Request(), processes).current_state.id == \
         State.PRIMARY_STATE_UNCONFIGURED  # autostart is off
-    for cycle in range(2):
+    set_parameters = ros_node.create_client(SetParameters, "/reward_node/set_parameters")
+
+    def set_model_id(path):
+        request = SetParameters.Request(parameters=[Parameter("model.id", value=path).to_parameter_msg()])
+        return call(ros_node, set_parameters, request, processes).results[0]
+
+    for cycle, checkpoint in enumerate((tiny_robometer_dir, retrained)):
+        assert set_model_id(checkpoint).successful  # unconfigured: read at the next configure
         transition(Transition.TRANSITION_CONFIGURE, State.PRIMARY_STATE_INACTIVE)
         diagnostics.clear()
         spin_until(ros_node, lambda: model_loaded() is True, what="the loaded model",
@@ -67,6 +80,9 @@ def test_configure_activate_deactivate_cleanup_configure(ros_node, spawn, tiny_r
                    what=f"estimates from the tiny Robometer (cycle {cycle})", processes=processes)
         estimate = estimates[-1]
         assert estimate.backend == "robometer" and estimate.precision == "fp32"
+        assert estimate.model_id == checkpoint
+        refused = set_model_id(retrained)
+        assert not refused.successful and "deactivate and clean up the node first" in refused.reason
         # Stamped with the newest frame it used, a frame of this camera run (this test's own
         # best-effort subscription may miss frames on a loaded machine, so no exact lookup).
         assert estimate.header.stamp == estimate.frame_stamps[-1]

@@ -68,7 +68,9 @@ from robo_reward_ros.node.runner import run_node
 from robo_reward_ros.node.task_conversions import task_from_msg
 from robo_reward_ros.settings.node_settings import (NodeSettings, camera_name, monitor_config,
                                                     read_settings)
+from robo_reward_ros.settings.parameter_table import SPECS
 
+AT_CONFIGURE = frozenset(spec.name for spec in SPECS if spec.at_configure)  # set while unconfigured
 TICK_PERIOD_SEC = 0.2  # time limits and stale cameras are checked this often
 EXECUTOR_THREADS = 5  # a transition, get_state, the default group, query and preference at once
 
@@ -550,6 +552,12 @@ class RewardNode(LifecycleNodeMixin, Node):
         Read-only parameters are refused by rclpy itself: their descriptors say so. Also before
         configure (the parameter services answer while the model loads): configure reads them.
         """
+        state = self._state_machine.current_state[1]
+        for parameter in parameters:
+            if parameter.name in AT_CONFIGURE and state != "unconfigured":
+                return SetParametersResult(successful=False, reason=(
+                    f"{parameter.name} is read at configure: deactivate and clean up the node "
+                    f"first (it is {state}), then set it and configure"))
         try:
             self._monitor_config_with(parameters)
         except ValueError as exc:

@@ -8,10 +8,11 @@ ROS-free, so the offline replay reads the same table and decides with the node's
 declares the parameters from here (node/parameters.py), config/reward.yaml lists them (a test keeps
 the two equal), and the README table states the same facts.
 
-Read-only parameters need a reload (a different model, other topics): change them in the YAML
-file and restart, or cleanup + configure the lifecycle node. The monitor's thresholds can change
-at run time; they are validated at once and take effect at the next episode start, so one
-episode is never judged by two sets of rules.
+Read-only parameters need a restart (other topics): change them in the YAML file and restart.
+The model's parameters (``at_configure``) can be set while the node is unconfigured and are read
+at the next configure: a new checkpoint loads through the lifecycle, without a restart. The
+monitor's thresholds can change at run time; they are validated at once and take effect at the
+next episode start, so one episode is never judged by two sets of rules.
 """
 from __future__ import annotations
 
@@ -29,9 +30,13 @@ class ParamSpec:
     read_only: bool = True
     low: Optional[float] = None
     high: Optional[float] = None
+    # Settable only while the node is unconfigured, read at the next configure: the model, so a
+    # new checkpoint loads through the lifecycle (deactivate, cleanup, set, configure, activate).
+    at_configure: bool = False
 
 
 _BIG = 1e9
+_MODEL = {"read_only": False, "at_configure": True}  # the model: set while unconfigured
 # Each step's dense reward lies in [-1, 1] in every mode, an episode's return in delta mode too
 # (progress is in [0, 1]): a terminal bonus of 100 already drowns the shaping. Anything larger
 # is a typo, or a peer on the ROS graph trying to wreck training through set_parameters.
@@ -44,22 +49,22 @@ SPECS: Tuple[ParamSpec, ...] = (
     # Model (loaded in configure).
     ParamSpec("model.preset", "robometer-4b-nf4",
               f"named model set-up ({', '.join(PRESETS)}); none or empty: use model.id and "
-              "model.backend"),
+              "model.backend", **_MODEL),
     ParamSpec("model.id", "",
               "model id or local checkpoint directory (http://HOST:PORT of a robo-reward serve "
-              "server with model.backend remote); overrides the preset's"),
+              "server with model.backend remote); overrides the preset's", **_MODEL),
     ParamSpec("model.backend", "",
               "robometer, roboreward, topreward, auto, remote (a shared reward server), or a "
-              "registered plugin backend; overrides the preset's"),
+              "registered plugin backend; overrides the preset's", **_MODEL),
     ParamSpec("model.precision", "",
               "fp32, bf16, fp16, nf4, int8 (bitsandbytes), int8wo or int4wo (torchao); empty: "
-              "the preset's (bf16 without a preset)"),
-    ParamSpec("model.device", "auto", "auto, cuda, cuda:N or cpu"),
+              "the preset's (bf16 without a preset)", **_MODEL),
+    ParamSpec("model.device", "auto", "auto, cuda, cuda:N or cpu", **_MODEL),
     ParamSpec("model.vision_onnx", "",
               "ONNX vision encoder (.onnx file or export directory from robo-reward export-onnx) "
-              "run with ONNX Runtime (TensorRT, CUDA or CPU); empty: torch"),
+              "run with ONNX Runtime (TensorRT, CUDA or CPU); empty: torch", **_MODEL),
     ParamSpec("model.plugin_modules", "",
-              "comma-separated Python modules to import first; they may register backends"),
+              "comma-separated Python modules to import first; they may register backends", **_MODEL),
     # Inputs.
     ParamSpec("cameras.topics", ["camera/image_raw"],
               "camera topics; sensor_msgs/Image, or sensor_msgs/CompressedImage (jpeg/png) for "
