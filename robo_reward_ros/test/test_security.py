@@ -141,7 +141,8 @@ def test_sros2_policy_covers_everything_the_node_uses(ros_node, spawn):
     def seen(kind, name):
         return name in {n for n, _ in _endpoints(ros_node, "reward_node").get(kind, ())}
 
-    spin_until(ros_node, lambda: seen("reply", "/reward_node/set_task") and seen("subscribe", "/clock"),
+    spin_until(ros_node, lambda: seen("reply", "/reward_node/set_task") and seen("subscribe", "/clock")
+               and seen("reply", "/reward_node/dismiss_alert"),
                what="the node's services and its /clock subscription", processes=[node])
     used = _endpoints(ros_node, "reward_node")
     assert len(used) == 4, used
@@ -186,6 +187,37 @@ def test_caller_policy_grants_what_reward_client_uses_and_no_node_control(ros_no
     granted = {s for s in control for p in allowed["request"] | allowed["reply"]
                if fnmatch.fnmatchcase(s, p)}
     assert not granted, granted
+
+
+def test_only_the_console_policy_may_judge_and_it_covers_what_a_judging_client_uses(ros_node):
+    """Verdicts, takeovers, reset-done and dismissals: the console enclave's, never the controller's."""
+    from robo_reward_ros.client import RewardClient, RewardNodeError
+    console = _allowed(_policy("sros2_console_policy.xml"), fully_qualified=True)
+    controller = _allowed(_policy("sros2_caller_policy.xml"), fully_qualified=True)
+    judging = {"/reward_node/submit_verdict", "/reward_node/set_intervention",
+               "/reward_node/report_reset_done", "/reward_node/dismiss_alert"}
+    assert judging <= console["request"] and not judging & controller["request"]
+    client = RewardClient(context=ros_node.context)
+    try:
+        for call in (lambda: client.submit_verdict("success", "alice", timeout_sec=0.1),
+                     lambda: client.set_intervention(True, "alice", timeout_sec=0.1),
+                     lambda: client.report_reset_done("alice", timeout_sec=0.1),
+                     lambda: client.dismiss_alert("alice", timeout_sec=0.1)):
+            with pytest.raises(RewardNodeError, match="no reward node answers"):
+                call()  # no node here: the client is made, which is what the graph shows
+        name = client.node.get_name()
+        spin_until(ros_node, lambda: judging <= {
+            n for n, _ in _endpoints(ros_node, name).get("request", ())}, what="the client's operator calls")
+        used = {kind: {n for n, _ in entities} for kind, entities in _endpoints(ros_node, name).items()}
+    finally:
+        client.close()
+    for kind, names in used.items():
+        uncovered = {n for n in names if not any(fnmatch.fnmatchcase(n, p) for p in console[kind])}
+        assert not uncovered, (kind, uncovered)
+    tasks = {"/reward_node/set_task", "/reward_node/start_episode", "/reward_node/query_progress"}
+    control = {"/" + s for s in _allowed(_policy("sros2_policy.xml"))["reply"]} - judging - tasks
+    assert {"/reward_node/change_state", "/reward_node/set_parameters"} <= control
+    assert not {s for s in control for p in console["request"] if fnmatch.fnmatchcase(s, p)}
 
 
 def test_a_hub_id_that_is_not_here_says_why_and_how_to_run_from_a_directory():

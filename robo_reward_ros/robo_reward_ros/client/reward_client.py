@@ -99,12 +99,9 @@ class RewardClient:
         self._start = self.node.create_client(StartEpisode, f"{self._node_path}/start_episode")
         self._set_task = self.node.create_client(SetTask, f"{self._node_path}/set_task")
         self._query = self.node.create_client(QueryProgress, f"{self._node_path}/query_progress")
-        self._verdict = self.node.create_client(SubmitVerdict, f"{self._node_path}/submit_verdict")
-        self._intervention = self.node.create_client(SetIntervention,
-                                                     f"{self._node_path}/set_intervention")
-        self._reset_done = self.node.create_client(ReportResetDone,
-                                                   f"{self._node_path}/report_reset_done")
-        self._dismiss = self.node.create_client(DismissAlert, f"{self._node_path}/dismiss_alert")
+        # The operator's services are made on first use: a controller whose SROS2 enclave may
+        # not judge (config/sros2_caller_policy.xml) never creates them.
+        self._operator_clients: Dict[str, object] = {}
         self._executor = SingleThreadedExecutor(context=context)
         self._executor.add_node(self.node)
         self._spinning = True
@@ -233,25 +230,32 @@ class RewardClient:
             else int(verdict)
         request = SubmitVerdict.Request(verdict=OperatorVerdict(
             episode_id=episode_id, stage_number=stage_number, verdict=code, source=source, reason=reason))
-        return self._call(self._verdict, request, timeout_sec).label
+        return self._call(self._operator(SubmitVerdict, "submit_verdict"), request, timeout_sec).label
 
     def set_intervention(self, active: bool, source: str, reason: str = "",
                          timeout_sec: float = 10.0) -> OperatorLabel:
         """Say that a person takes over (True) or hands control back (False)."""
         request = SetIntervention.Request(active=active, source=source, reason=reason)
-        return self._call(self._intervention, request, timeout_sec).label
+        return self._call(self._operator(SetIntervention, "set_intervention"), request, timeout_sec).label
 
     def report_reset_done(self, source: str, reason: str = "", timeout_sec: float = 10.0) -> str:
         """Say the scene is reset; returns the episode the node started because of it ("" if none)."""
-        response = self._call(self._reset_done, ReportResetDone.Request(source=source, reason=reason),
-                              timeout_sec)
+        response = self._call(self._operator(ReportResetDone, "report_reset_done"),
+                              ReportResetDone.Request(source=source, reason=reason), timeout_sec)
         return self._learned(response.episode_id)
 
     def dismiss_alert(self, source: str, kind: int = 0, episode_id: str = "", reason: str = "",
                       timeout_sec: float = 10.0) -> OperatorLabel:
         """Mark a failure warning (FailureEvent.KIND_*, 0: the newest) a false alarm."""
         request = DismissAlert.Request(episode_id=episode_id, kind=kind, source=source, reason=reason)
-        return self._call(self._dismiss, request, timeout_sec).label
+        return self._call(self._operator(DismissAlert, "dismiss_alert"), request, timeout_sec).label
+
+    def _operator(self, service_type, name: str):
+        with self._changed:
+            if name not in self._operator_clients:
+                self._operator_clients[name] = self.node.create_client(service_type,
+                                                                       f"{self._node_path}/{name}")
+            return self._operator_clients[name]
 
     def _call(self, client, request, timeout_sec: float):
         deadline = time.monotonic() + timeout_sec
