@@ -80,8 +80,8 @@ def run(model: str, bags: List[str], out: str, duration: float, tiny: bool, para
         verbose: bool = False) -> int:
     import rclpy
     from diagnostic_msgs.msg import DiagnosticArray
-    from robo_reward_msgs.msg import FailureEvent, RewardEstimate, TaskState
-    from robo_reward_ros.demo_console import DemoConsole
+    from robo_reward_msgs.msg import FailureEvent, OperatorLabel, RewardEstimate, TaskState
+    from robo_reward_ros.demo_console import DemoConsole, operator_summary
     from robo_reward_ros.recordings.episode_bag import read_episode_bag
     from robo_reward_ros.node.node_process import (installed_executable, node_argv, start_process,
                                                    stop_process)
@@ -105,7 +105,7 @@ def run(model: str, bags: List[str], out: str, duration: float, tiny: bool, para
     console = DemoConsole(episodes, verbose)
     rclpy.init()
     node = rclpy.create_node("robo_reward_demo_listener")
-    seen = {"estimates": [], "failures": [], "states": []}
+    seen = {"estimates": [], "failures": [], "states": [], "labels": []}
 
     def keep(kind, show):
         return lambda msg: (seen[kind].append(msg), show(msg))
@@ -113,9 +113,13 @@ def run(model: str, bags: List[str], out: str, duration: float, tiny: bool, para
     # waiting, the executor takes them in the order their subscriptions were made.
     node.create_subscription(RewardEstimate, "reward", keep("estimates", console.estimate), 100)
     node.create_subscription(FailureEvent, "failure_events", keep("failures", console.failure), 100)
+    # An operator's label goes out before the state it changed: shown in that order too.
+    node.create_subscription(OperatorLabel, "operator_labels", keep("labels", console.label), 100)
     node.create_subscription(TaskState, "task_state", keep("states", console.state),
                              LATCHED_LISTENER_QOS)
     node.create_subscription(DiagnosticArray, "/diagnostics", console.diagnostics, 10)
+    if values.get("operator.confirm_decisions"):
+        ScriptedOperatorClient(node, episodes, console)
     deadline = time.monotonic() + duration if duration > 0 else float("inf")
     try:
         while (time.monotonic() < deadline and children[1].poll() is None
@@ -131,6 +135,8 @@ def run(model: str, bags: List[str], out: str, duration: float, tiny: bool, para
     print(f"demo: stopped; exit codes {codes}")
     if written:
         print(summary(out))
+        print(operator_summary([e.name for e in episodes], seen["states"], seen["labels"],
+                               console.episode_time))
     for line in written:
         print(f"demo: wrote {line}")
     if tiny:
@@ -140,6 +146,44 @@ def run(model: str, bags: List[str], out: str, duration: float, tiny: bool, para
         print("demo: on a robot, run a published model (Robometer-4B) with one line:\n"
               f"  {ROBOT_LINE}")
     return 0 if all(code == 0 for code in codes) else 1
+
+
+class ScriptedOperatorClient:
+    """Answer the node's pending decisions as a person would, from the played recordings' ground truth.
+
+    Calls ``~/submit_verdict`` without waiting (the answer is the label on ``operator_labels``).
+    """
+
+    def __init__(self, node, episodes, console) -> None:
+        from robo_reward_msgs.msg import TaskState
+        from robo_reward_msgs.srv import SubmitVerdict
+        from robo_reward_ros.node.qos_profiles import LATCHED_LISTENER_QOS
+        self._episodes = {episode.name: episode for episode in episodes}
+        self._console = console
+        self._answered = set()
+        self._pending_status = TaskState.STATUS_PENDING
+        self._client = node.create_client(SubmitVerdict, "reward_node/submit_verdict")
+        self._request = SubmitVerdict.Request
+        node.create_subscription(TaskState, "task_state", self._on_state, LATCHED_LISTENER_QOS)
+
+    def _on_state(self, msg) -> None:
+        from robo_reward_msgs.msg import OperatorVerdict
+        from robo_reward_ros.simulation.scripted_operator import SOURCE, judge_pending
+        episode = self._episodes.get(msg.episode_id)
+        key = (msg.episode_id, msg.stage_index, msg.header.stamp.sec, msg.header.stamp.nanosec)
+        if msg.status != self._pending_status or episode is None or key in self._answered:
+            return
+        self._answered.add(key)
+        when = self._console.episode_time(msg.episode_id, to_seconds(msg.header.stamp))
+        judgement = None if when is None else judge_pending(
+            episode, msg.stage_index, msg.pending_success, when)
+        if judgement is None:
+            return  # no ground truth: the wait's own rule (operator.confirm_timeout_*) decides
+        verdict = {"success": OperatorVerdict.SUCCESS, "failure": OperatorVerdict.FAILURE,
+                   "not_yet": OperatorVerdict.NOT_YET}[judgement.verdict]
+        self._client.call_async(self._request(verdict=OperatorVerdict(
+            episode_id=msg.episode_id, stage_number=msg.stage_index + 1, verdict=verdict,
+            source=SOURCE, reason=judgement.reason)))
 
 
 def summary(out: str) -> str:

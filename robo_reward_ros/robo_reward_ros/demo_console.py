@@ -3,8 +3,9 @@
 """What the demo prints while the node works: a compact live view a person can follow.
 
 Per episode a header (task, truth), then one line per estimate, events and stage changes marked
-(``>>`` decisions, ``!!`` failures and faults), a task state only when it changes and /diagnostics
-only when a status changes level. ``verbose`` prints every message as it comes instead. Stages
+(``>>`` decisions, ``!!`` failures and faults, ``??`` a decision waiting for the operator, ``op``
+what the operator said and what the node did with it), a task state only when it changes and
+/diagnostics only when a status changes level. ``verbose`` prints every message as it comes instead. Stages
 are counted from 1 in every line (message fields are 0-based and converted here).
 """
 from __future__ import annotations
@@ -12,7 +13,8 @@ from __future__ import annotations
 import sys
 from typing import Callable, Dict, Optional, Sequence, Tuple
 
-from robo_reward_ros.core.events import FailureKind, TaskStatus
+from robo_reward_ros.core.events import DecidedBy, FailureKind, TaskStatus
+from robo_reward_ros.core.operator_labels import LabelKind, Verdict
 from robo_reward_ros.core.stamps import to_seconds
 
 LEVEL_NAMES = {0: "OK", 1: "WARN", 2: "ERROR", 3: "STALE"}
@@ -47,6 +49,7 @@ class DemoConsole:
         self._first_frame: Dict[str, float] = {}  # episode id -> stamp of its first frame
         self._state: Optional[Tuple] = None  # the last task state shown
         self._levels: Dict[str, int] = {}  # diagnostic status name -> level last seen
+        self._pending: Dict[str, bool] = {}  # episode id -> its last state shown was pending
 
     # --- one entry per subscription ---------------------------------------------------------
     def state(self, msg) -> None:
@@ -65,16 +68,56 @@ class DemoConsole:
         # No time on state lines: the estimate that decided carries it (the summary's time).
         self._header(msg.episode_id)
         stage = self._stage(msg.stage_index, msg.stage_count)
+        who = _decider(msg)
+        if msg.status == TaskStatus.PENDING:
+            self._pending[msg.episode_id] = True
+        # An operator's decision: the "op" line before it says why; the model's: its rule.
+        why = "" if msg.decided_by.source == DecidedBy.OPERATOR else f" ({msg.reason})"
         if msg.status == TaskStatus.STAGE_SUCCEEDED:
-            self._say(f">> {msg.reason}; next {stage}: '{msg.instruction}'", "good")
+            # The model's reason names the stage and its rule ("stage 1 succeeded: ...").
+            what = msg.reason if why else f"stage {msg.stage_index} succeeded, decided by {who}"
+            self._say(f">> {what}; next {stage}: '{msg.instruction}'", "good")
         elif msg.status == TaskStatus.SUCCEEDED:
-            self._say(f">> SUCCEEDED ({msg.reason})", "good")
+            self._say(f">> SUCCEEDED, decided by {who}{why}", "good")
         elif msg.status in (TaskStatus.FAILED, TaskStatus.TIMED_OUT):
-            self._say(f">> {_name(TaskStatus, msg.status).upper()} in {stage} ({msg.reason})", "bad")
+            self._say(f">> {_name(TaskStatus, msg.status).upper()} in {stage}, decided by {who}{why}",
+                      "bad")
+        elif msg.status == TaskStatus.PENDING:
+            _, _, wait = msg.reason.partition("; waiting for an operator to confirm or veto, ")
+            said = "it succeeded" if msg.pending_success else "the episode failed"
+            self._say(f"?? {stage}: the model says {said}; waiting for the operator to confirm or "
+                      f"veto ({wait or 'no time limit'})", "warn")
+        elif msg.status == TaskStatus.RUNNING and self._pending_before(msg.episode_id):
+            self._say(f"   back to work on {stage}")
         elif msg.status == TaskStatus.RUNNING:
             self._say(f"   running {stage} ({msg.reason})")
         else:
             self._say(f"   idle ({msg.reason})")
+
+    def label(self, msg) -> None:
+        """Show what an operator said and what the node did with it."""
+        kind = _name(LabelKind, msg.kind)
+        what = _name(Verdict, msg.verdict) if msg.kind == LabelKind.VERDICT else kind
+        if self.verbose:
+            self._say(f"operator label: {msg.episode_id} {what} from {msg.source}: {msg.outcome}")
+            return
+        self._header(msg.episode_id)
+        applied = "applied" if msg.applied else "late" if msg.late else "refused"
+        self._say(f"op {self._when(msg.episode_id, to_seconds(msg.header.stamp))}operator {msg.source}: "
+                  f"{what.upper()}, {msg.reason} -> {applied}: {msg.outcome}", "head")
+
+    def episode_time(self, episode_id: str, stamp: float) -> Optional[float]:
+        """Return ``stamp`` (node frame time) as the recording's episode time; None before its first estimate."""
+        start = self._first_frame.get(episode_id)
+        _, episode = self._episodes.get(episode_id, (None, None))
+        if start is None or episode is None:
+            return None
+        return stamp - start + (episode.frames[0].stamp if episode.frames else 0.0)
+
+    def _pending_before(self, episode_id: str) -> bool:
+        was = self._pending.get(episode_id, False)
+        self._pending[episode_id] = False
+        return was
 
     def estimate(self, msg) -> None:
         if msg.episode_id not in self._first_frame and msg.frame_stamps:
@@ -171,6 +214,14 @@ class DemoConsole:
         self._write(text)
 
 
+def _decider(msg) -> str:
+    """Return who decided, in words: the operator's name, or the model, a time limit, an abort."""
+    source = msg.decided_by.source
+    if source == DecidedBy.OPERATOR and msg.decided_by.name:
+        return f"the operator ({msg.decided_by.name})"
+    return _name(DecidedBy, source).replace("_", " ")
+
+
 def _truth(episode) -> str:
     """Describe the recording's own outcome in words, with when it happened (episode time)."""
     outcome = episode.outcome or "unknown (no labels)"
@@ -181,3 +232,27 @@ def _truth(episode) -> str:
         onset = episode.failure_stamp
         return f"failure{kind}" + (f", from {onset:.1f} s" if onset is not None else "")
     return outcome
+
+
+def operator_summary(episode_names: Sequence[str], states: Sequence, labels: Sequence,
+                     episode_time: Callable[[str, float], Optional[float]]) -> str:
+    """Return one line per episode: the model's decisions, the operator's verdicts, the final outcome and its decider."""
+    lines = ["demo: the model's decisions and the final ones (the operator in the loop; episode times in s):"]
+
+    def at(msg) -> str:
+        when = episode_time(msg.episode_id, to_seconds(msg.header.stamp))
+        return f" at {when:.1f}" if when is not None else ""
+    for name in episode_names:
+        mine = [m for m in states if m.episode_id == name]
+        if not mine:
+            continue
+        model = [f"stage {m.stage_index + 1} {'success' if m.pending_success else 'failure'}{at(m)}"
+                 for m in mine if m.status == TaskStatus.PENDING]
+        said = [f"{_name(Verdict, m.verdict)}{at(m)}" + ("" if m.applied else " (late)" if m.late else " (refused)")
+                for m in labels if m.episode_id == name and m.kind == LabelKind.VERDICT]
+        final = next((m for m in reversed(mine) if TaskStatus(m.status).ended or m.status == TaskStatus.IDLE), None)
+        end = (f"{_name(TaskStatus, final.status)}, decided by {_decider(final)}" if final is not None
+               else "still running")
+        lines.append(f"  {name}: model: {', '.join(dict.fromkeys(model)) or 'no decision'} | "
+                     f"operator: {', '.join(said) or 'nothing'} | final: {end}")
+    return "\n".join(lines)

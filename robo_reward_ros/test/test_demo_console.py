@@ -142,3 +142,46 @@ def test_idle_without_a_task_is_not_stage_1_of_0_in_verbose_either():
     console, lines = _console(verbose=True)
     console.state(_state("", TaskState.STATUS_IDLE, count=0, reason="", instruction=""))
     assert lines == ["task_state: idle, no task yet"]
+
+
+def test_a_pending_decision_the_operators_veto_and_the_summary_say_who_decided_what():
+    from robo_reward_msgs.msg import DecidedBy, OperatorLabel, OperatorVerdict
+
+    from robo_reward_ros.demo_console import operator_summary
+    from robo_reward_ros.simulation.scripted_operator import judge_pending
+    lines = []
+    episode = _episode("drawer", ["open the drawer"])  # truth: done from 4.5 s
+    console = DemoConsole([episode], write=lines.append, color=False)
+    console.estimate(_estimate("drawer", 0.5, 0.3))
+    # The model says success at 2.0 s: the ground truth says not yet, so the scripted operator vetoes.
+    pending = _state("drawer", TaskState.STATUS_PENDING, reason="success pending confirmation (rule); "
+                     "waiting for an operator to confirm or veto, applied after 5 s")
+    pending.pending_success = True
+    pending.decided_by = DecidedBy(source=DecidedBy.MODEL)
+    _stamp(pending.header.stamp, BASE + 2.0)
+    judgement = judge_pending(episode, 0, True, console.episode_time("drawer", BASE + 2.0))
+    assert (judgement.verdict, judgement.reason) == ("not_yet", "stage 1 is not done at 2.0 s (ground truth)")
+    assert judge_pending(episode, 0, True, 4.6).verdict == "success"
+    veto = OperatorLabel(episode_id="drawer", kind=OperatorLabel.KIND_VERDICT, verdict=OperatorVerdict.NOT_YET,
+                         source="scripted-operator", reason=judgement.reason, applied=True,
+                         outcome="vetoed the model's pending success; stage 1 goes on")
+    _stamp(veto.header.stamp, BASE + 2.0)
+    back = _state("drawer", TaskState.STATUS_RUNNING, reason="vetoed")
+    end = _state("drawer", TaskState.STATUS_SUCCEEDED, reason="all 1 stage(s) succeeded")
+    end.decided_by = DecidedBy(source=DecidedBy.OPERATOR, name="scripted-operator")
+    _stamp(end.header.stamp, BASE + 4.6)
+    for msg in (_state("drawer", TaskState.STATUS_RUNNING), pending):
+        console.state(msg)
+    console.label(veto)
+    console.state(back)
+    console.state(end)
+    shown = "\n".join(lines)
+    assert ("?? stage 1/1: the model says it succeeded; waiting for the operator to confirm or veto "
+            "(applied after 5 s)") in shown
+    assert ("op   2.0 s  operator scripted-operator: NOT_YET, stage 1 is not done at 2.0 s (ground truth) "
+            "-> applied: vetoed the model's pending success; stage 1 goes on") in shown
+    assert "   back to work on stage 1/1" in shown
+    assert ">> SUCCEEDED, decided by the operator (scripted-operator)" in shown
+    summary = operator_summary(["drawer"], [pending, back, end], [veto], console.episode_time)
+    assert ("drawer: model: stage 1 success at 2.0 | operator: not_yet at 2.0 | final: succeeded, "
+            "decided by the operator (scripted-operator)") in summary

@@ -95,6 +95,7 @@ class EpisodeState:
             decided_by=self.decided_by,
             decider=self.decider,
             intervention_active=self.intervention_since is not None,
+            pending_success=self.pending is not None and self.pending.success,
             interventions=self.interventions,
             intervention_s=self.intervention_s + (
                 max(0.0, self.clock - self.intervention_since)

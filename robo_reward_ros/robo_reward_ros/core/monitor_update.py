@@ -33,6 +33,7 @@ class MonitorState:
     decided_by: DecidedBy = DecidedBy.NONE  # who decided the last stage or episode end
     decider: str = ""  # the operator's name, for DecidedBy.OPERATOR
     intervention_active: bool = False  # a person is in control
+    pending_success: bool = False  # with status PENDING: a success waits (else a failure)
     interventions: int = 0  # takeovers so far in the episode
     intervention_s: float = 0.0  # their total length (frame-stamp seconds), a running one included
 

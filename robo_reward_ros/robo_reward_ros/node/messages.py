@@ -94,6 +94,7 @@ def state_msg(state: MonitorState, stamp: Optional[float] = None) -> TaskState:
     msg.reason = state.reason
     msg.decided_by = decided_by_msg(state.decided_by, state.decider)
     msg.intervention_active = state.intervention_active
+    msg.pending_success = state.pending_success
     return msg
 
 

@@ -99,9 +99,10 @@ class OperatorServices:
                 if response is not None:
                     response.success, response.message = False, text
                 return response
-            self._publish(answer.update)
+            # The label (the cause) before what it changed (the effect), as a reader expects.
             label = label_msg(answer.label)
             self._labels.publish(label)
+            self._publish(answer.update)
         self._log(answer)
         if response is not None:
             response.success, response.message, response.label = answer.accepted, answer.message, label

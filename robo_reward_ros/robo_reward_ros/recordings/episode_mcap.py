@@ -233,7 +233,7 @@ class EpisodeMcap:
             stage_count=len(instructions), instruction=instructions[min(stage, len(instructions) - 1)],
             status=STATUS.get(status, 0), reason=reason,
             decided_by=self._decided_by(_DECIDER_OF_STATUS.get(status, "NONE")),
-            intervention_active=False)
+            intervention_active=False, pending_success=False)
         self.writer.write(self.state, stamp_ns, self.store.serialize_cdr(msg, msgtype))
 
     def _decided_by(self, source: str):

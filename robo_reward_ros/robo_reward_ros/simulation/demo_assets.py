@@ -18,8 +18,11 @@ ROBOT_CLIPS_ENV = "ROBO_REWARD_ROBOT_CLIPS"
 # A success (progress rises), a dropped puck (a failure to catch), a two-stage task (a stage advance).
 DEMO_SCENARIOS = ("pick_place_expert", "pick_place_dropped", "drawer_open_then_close")
 # Rules for 10-second clips (the node's defaults suit minutes-long episodes): see the README.
+# The model's successes and terminal failures wait for the demo's scripted operator (ground truth),
+# which vetoes the early ones: the operator in the loop, shown once per such decision.
 DEMO_PARAMETERS = {"failure.stall_window_sec": 4.0, "failure.low_progress_grace_sec": 5.0,
-                   "inference.rate_hz": 2.0}
+                   "inference.rate_hz": 2.0, "operator.confirm_decisions": True,
+                   "operator.confirm_timeout_sec": 5.0}
 # The random model's success head sits near 0.7: a higher threshold keeps it from declaring
 # every episode a success at once.
 RANDOM_MODEL_PARAMETERS = {**DEMO_PARAMETERS, "success.threshold": 0.9}
