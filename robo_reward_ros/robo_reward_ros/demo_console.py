@@ -236,7 +236,7 @@ def _truth(episode) -> str:
 
 def operator_summary(episode_names: Sequence[str], states: Sequence, labels: Sequence,
                      episode_time: Callable[[str, float], Optional[float]]) -> str:
-    """Return one line per episode: the model's decisions, the operator's verdicts, the final outcome and its decider."""
+    """Return one line per episode: the model's decisions, the operator's verdicts, the final outcome, its decider."""
     lines = ["demo: the model's decisions and the final ones (the operator in the loop; episode times in s):"]
 
     def at(msg) -> str:
