@@ -4,9 +4,12 @@
 
 The metrics (VOC, Kendall tau across outcomes, outcome differences, binned MAE, preference accuracy,
 success and failure detection with delays) come as a Markdown and a JSON report with summary plots.
+``--operator-logs`` adds the model's success decisions against an operator's labels, from the
+node's episode logs (docs/operator-loop.md); replays are optional with it.
 
     robo-reward eval replay/ [--out eval] [--no-preference]
     robo-reward eval robot_replay/ --labels labels.csv     # robot bags: outcomes from a labels file
+    robo-reward eval --operator-logs ~/.ros/robo_reward/episodes --out eval
 """
 from __future__ import annotations
 
@@ -19,7 +22,8 @@ from robo_reward_ros.cli import fail
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="robo-reward eval", description=__doc__.splitlines()[0])
-    parser.add_argument("replays", nargs="+", help="folders written by robo-reward replay")
+    parser.add_argument("replays", nargs="*",
+                        help="folders written by robo-reward replay (optional with --operator-logs)")
     parser.add_argument("--out", default="eval", help="report folder (default ./eval)")
     parser.add_argument("--no-preference", action="store_true",
                         help="skip preference accuracy (it loads the model and the bags)")
@@ -28,11 +32,43 @@ def build_parser() -> argparse.ArgumentParser:
                              "none: columns episode,outcome[,success_sec,failure_sec,task,failure_kind]")
     parser.add_argument("--preference-frames", type=int, default=8,
                         help="frames per clip in a preference query (default 8)")
+    parser.add_argument("--operator-logs", nargs="+", default=[], metavar="DIR",
+                        help="folders of the node's episode logs (episode_log.directory): the model's "
+                             "success decisions against the operator's labels, vetoes per hour, false "
+                             "alarms, takeovers; writes operator_agreement.json and .md into --out")
     return parser
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not args.replays and not args.operator_logs:
+        parser.error("give replay folders (written by robo-reward replay), --operator-logs DIR, or both")
+    if args.replays:
+        status = _replay_metrics(args)
+        if status:
+            return status
+    if args.operator_logs:
+        return _operator_agreement(args)
+    return 0
+
+
+def _operator_agreement(args: argparse.Namespace) -> int:
+    from robo_reward_ros.evaluation.operator_agreement import operator_agreement
+    from robo_reward_ros.evaluation.operator_agreement_report import agreement_table, write_agreement_reports
+    try:
+        result = operator_agreement(args.operator_logs)
+    except (FileNotFoundError, ValueError) as exc:
+        return fail("eval", exc)
+    if args.replays:
+        print()
+    print(agreement_table(result))
+    json_path, md_path = write_agreement_reports(result, args.out)
+    print(f"\neval: operator agreement report {md_path}, {json_path}")
+    return 0
+
+
+def _replay_metrics(args: argparse.Namespace) -> int:
     from robo_reward_ros.evaluation.eval_run import run_eval
     try:
         outcome = run_eval(args.replays, args.out, not args.no_preference, args.preference_frames,
