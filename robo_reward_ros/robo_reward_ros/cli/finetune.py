@@ -5,6 +5,8 @@ r"""``robo-reward finetune``: fine-tune a Robometer-layout reward model on your 
     robo-reward finetune --model BASE --episodes BAG_OR_DIR... --out DIR [--mode heads|lora|full]
     robo-reward finetune --model BASE --episodes robot_bags/ --labels labels.csv \
         --camera-topic /wrist/image_raw/compressed --instruction "pick up the cube" --out DIR
+    robo-reward finetune --model BASE --episodes ~/bags/today \
+        --episode-logs ~/.ros/robo_reward/episodes --out DIR --mode heads
 
 Reads the bags ``replay``/``eval`` read; trains with the Robometer objective (10-bin progress
 classification, success BCE, preference BCE; pairs and negatives built from the episodes); writes
@@ -72,6 +74,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--labels", default="", metavar="CSV_OR_YAML",
                    help="outcomes (and success times) of robot recordings, which carry none: columns "
                         "episode,outcome[,success_sec,failure_sec,task,failure_kind]; see robo-reward eval")
+    p.add_argument("--episode-logs", nargs="+", default=[], metavar="DIR",
+                   help="instead of --labels: the reward node's episode logs of the recorded session; they "
+                        "cut the recordings into the node's episodes and the operator's corrections label "
+                        "them (docs/fine-tuning.md, From operator corrections)")
+    p.add_argument("--trust-model-successes", action="store_true",
+                   help="with --episode-logs: a model success no operator contradicted counts as a success "
+                        "(off: only operator verdicts and confirmed model successes do)")
+    p.add_argument("--keep-intervention-frames", action="store_true",
+                   help="with --episode-logs: keep the frames under an operator's takeover (default: left out)")
     add_recording_arguments(p)
     return p
 
@@ -98,7 +109,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         mixed_precision=args.mixed_precision, save_dtype=args.save_dtype, eval_params=args.eval_param,
         eval_preference=not args.no_eval_preference, skip_unusable=args.skip_unusable,
         resume=not args.no_resume, progress_bar=not args.quiet, reading=recording_options(args),
-        labels=args.labels)
+        labels=args.labels, episode_logs=args.episode_logs,
+        trust_model_successes=args.trust_model_successes, keep_intervention_frames=args.keep_intervention_frames)
     try:
         result = finetune(config)
     except (UnusableEpisodeError, CheckpointError, FileNotFoundError, RuntimeError, ValueError) as exc:

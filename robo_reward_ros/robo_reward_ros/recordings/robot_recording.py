@@ -344,7 +344,6 @@ def decoded_episodes(bag: str, options: RecordingOptions, max_pixels: int,
     node's intake does. An episode without a frame of that camera raises RecordingError.
     """
     from robo_reward_ros.core.frame import Frame
-    from robo_reward_ros.core.image_decoding import decode_compressed, decode_raw
     store = kilted_typestore()
     found = False
     for recorded in read_recording(bag, options, store):
@@ -358,11 +357,7 @@ def decoded_episodes(bag: str, options: RecordingOptions, max_pixels: int,
                 continue
             msg = message.decode(store)
             stamp = recorded.stamp_ns(message, msg) / 1e9
-            if recorded.compressed[topic]:
-                rgb = decode_compressed(msg.format, msg.data, max_pixels=max_pixels)
-            else:
-                rgb = decode_raw(msg.encoding, msg.height, msg.width, msg.step, msg.data, max_pixels=max_pixels)
-            frames.append(Frame(stamp=stamp, rgb=rgb))
+            frames.append(Frame(stamp=stamp, rgb=decode_image(recorded, message.camera_topic, msg, max_pixels)))
         if not frames:
             raise RecordingError(f"{bag}: topic {topic} has no frames in episode {recorded.index}")
         origin = frames[0].stamp
@@ -371,6 +366,14 @@ def decoded_episodes(bag: str, options: RecordingOptions, max_pixels: int,
             return
     if only is not None and not found:
         raise RecordingError(f"{bag}: no episode {only}")
+
+
+def decode_image(recorded: RecordedEpisode, topic: str, msg, max_pixels: int):
+    """Return one deserialised camera message's RGB image, downscaled to ``max_pixels`` as the node's intake does."""
+    from robo_reward_ros.core.image_decoding import decode_compressed, decode_raw
+    if recorded.compressed[topic]:
+        return decode_compressed(msg.format, msg.data, max_pixels=max_pixels)
+    return decode_raw(msg.encoding, msg.height, msg.width, msg.step, msg.data, max_pixels=max_pixels)
 
 
 def episode_frames(bag: str, options: RecordingOptions, max_pixels: int, episode: int = 0):

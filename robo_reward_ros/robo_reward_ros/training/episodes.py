@@ -20,7 +20,12 @@ Examples (what one training sequence is):
   so that success depends on the words, not only on the image;
 - ``preference``: two clips of the same instruction, A and B in random order, label 1 when A is
   the better one: a success against a failed or partial episode of the same task, or a success
-  against an earlier clip of itself.
+  against an earlier clip of itself;
+- ``not_yet``: a clip ending before an operator's veto (a hard negative): success 0 on every
+  frame, no progress label (how far it got is not known, only that it was not done).
+
+Robot recordings cut and labelled by the reward node's episode logs instead of a labels file:
+training/operator_episodes.py.
 """
 from __future__ import annotations
 
@@ -44,6 +49,7 @@ class Stage:
     frames: List[Frame]
     progress: Optional[np.ndarray]  # per frame in [0, 1]; None: unknown (failures without truth)
     success: Optional[np.ndarray]  # per frame, bool
+    not_yet_frames: int = 0  # the first N frames were vetoed as not yet successful (success 0)
 
 
 @dataclasses.dataclass
@@ -61,11 +67,11 @@ class TrainingEpisode:
 
 @dataclasses.dataclass
 class Example:
-    kind: str  # progress | counterfactual | preference
+    kind: str  # progress | counterfactual | preference | not_yet
     instruction: str
     frames: List[Frame]  # clip A for preference
     progress: Optional[np.ndarray] = None  # targets per frame of ``frames`` (None: no progress loss)
-    success: Optional[np.ndarray] = None
+    success: Optional[np.ndarray] = None  # None: no success loss either
     frames_b: Optional[List[Frame]] = None
     preference: Optional[float] = None  # 1.0: A is better
 
@@ -155,26 +161,33 @@ def episodes_from_recording(bag: str, reading, labels: Dict[str, EpisodeLabel], 
 
 
 def load_episodes(paths: Sequence[str], frame_stride: int = 1, skip_unusable: bool = False,
-                  log=print, reading=None, labels_path: str = "") -> List[TrainingEpisode]:
+                  log=print, reading=None, labels_path: str = "", cut_by_logs=None) -> List[TrainingEpisode]:
     """Episodes of the bags named or found one level below the folders named.
 
-    With ``reading`` (RecordingOptions) or ``labels_path``, bags not in the project's own layout are
-    read as robots' recordings and labelled from the labels file (recordings/episode_labels.py).
+    With ``reading`` (RecordingOptions), ``labels_path`` or ``cut_by_logs``, bags not in the
+    project's own layout are read as robots' recordings, labelled from the labels file
+    (recordings/episode_labels.py) or, all together, by ``cut_by_logs(bags, reading, frame_stride,
+    log) -> (episodes, problems)``: the reward node's episode logs (operator_episodes.py, which
+    passes it, as this module cannot import that one).
     """
     from robo_reward_ros.recordings.episode_bag import find_bags
     from robo_reward_ros.recordings.episode_labels import load_labels
     from robo_reward_ros.recordings.robot_recording import RecordingOptions, is_own_layout
+    if labels_path and cut_by_logs is not None:
+        raise ValueError("give --labels or --episode-logs, not both: each labels the robot recordings")
     labels = load_labels(labels_path) if labels_path else {}
-    robot = reading is not None or bool(labels_path)
+    robot = reading is not None or bool(labels_path) or cut_by_logs is not None
     reading = reading or RecordingOptions()
-    episodes, problems = [], []
+    episodes, problems, logged_bags = [], [], []
     for bag in find_bags(paths):
         try:
             try:
                 own = not robot or is_own_layout(bag)
             except Exception as exc:  # rosbags raises several types for a damaged bag
                 raise UnusableEpisodeError(f"{bag}: cannot open the recording ({exc})") from None
-            if not own:
+            if not own and cut_by_logs is not None:
+                logged_bags.append(bag)  # cut by the logs together: an episode may span bags
+            elif not own:
                 if not labels_path:
                     raise UnusableEpisodeError(f"{bag}: a robot recording carries no outcome: give --labels")
                 episodes += episodes_from_recording(bag, reading, labels, labels_path, frame_stride)
@@ -182,6 +195,10 @@ def load_episodes(paths: Sequence[str], frame_stride: int = 1, skip_unusable: bo
                 episodes.append(episode_from_bag(bag, frame_stride))
         except UnusableEpisodeError as exc:
             problems.append(str(exc))
+    if logged_bags:
+        taken, unreadable = cut_by_logs(logged_bags, reading, frame_stride, log)
+        episodes += taken
+        problems += unreadable
     if problems and not skip_unusable:
         raise UnusableEpisodeError("unusable episode(s) (fix them, leave them out, or pass "
                                    "--skip-unusable):\n  " + "\n  ".join(problems))
@@ -233,6 +250,9 @@ class ExampleSampler:
         self.contrast_share = contrast_share
         self.preference_fraction = preference_fraction
         self.labelled = [(e, s) for e in episodes for s in e.stages if s.progress is not None]
+        # Stages with a vetoed span and no progress labels: drawn as often as a labelled stage.
+        self.not_yet = [(e, s) for e in episodes for s in e.stages
+                        if s.progress is None and s.not_yet_frames >= 2]
         self.instructions = sorted({s.instruction for e in episodes for s in e.stages})
         known = {i.lower(): i for i in self.instructions}
         # The opposite task's instruction, where an episode of it exists (so the words are in use).
@@ -254,7 +274,10 @@ class ExampleSampler:
         return [stage.frames[i] for i in indices], np.asarray(indices)
 
     def progress_example(self, rng: np.random.Generator) -> Example:
-        episode, stage = self.labelled[rng.integers(len(self.labelled))]
+        pick = int(rng.integers(len(self.labelled) + len(self.not_yet)))
+        if pick >= len(self.labelled):
+            return self.not_yet_example(rng, self.not_yet[pick - len(self.labelled)][1])
+        episode, stage = self.labelled[pick]
         # A quarter of the clips run to the stage's end; the rest stop at a random frame.
         end = len(stage.frames) - 1 if rng.random() < 0.25 else int(rng.integers(1, len(stage.frames)))
         frames, idx = self._clip(stage, end)
@@ -266,6 +289,13 @@ class ExampleSampler:
             return Example("counterfactual", wrong, frames,
                            np.zeros(len(frames), np.float32), np.zeros(len(frames), bool))
         return Example("progress", stage.instruction, frames, stage.progress[idx], stage.success[idx])
+
+    def not_yet_example(self, rng: np.random.Generator, stage: Stage) -> Example:
+        """Return a clip of a vetoed span, to its end or a random frame of it: success 0, no progress."""
+        last = stage.not_yet_frames - 1
+        end = last if rng.random() < 0.25 else int(rng.integers(1, last + 1))
+        frames, _ = self._clip(stage, end)
+        return Example("not_yet", stage.instruction, frames, None, np.zeros(len(frames), bool))
 
     def preference_example(self, rng: np.random.Generator) -> Optional[Example]:
         if not self.successes:

@@ -62,6 +62,9 @@ class FinetuneConfig:
     log_every: int = 10
     reading: Optional[Any] = None  # RecordingOptions: bags not in the project's layout are robots' recordings
     labels: str = ""  # labels file for robots' recordings (recordings/episode_labels.py)
+    episode_logs: Sequence[str] = ()  # or the reward node's episode logs (training/operator_episodes.py)
+    trust_model_successes: bool = False  # with episode_logs: a model success no operator contradicted counts
+    keep_intervention_frames: bool = False  # with episode_logs: keep the frames under a takeover
 
     def default_lr(self) -> float:
         return self.lr or {"heads": 1e-3, "lora": 5e-4, "full": 3e-4}[self.mode]
@@ -99,8 +102,21 @@ class Finetuner:
         self.accelerator = Accelerator(cpu=cpu, mixed_precision=config.mixed_precision)
         self.log = log if self.accelerator.is_main_process else (lambda *_: None)
         _seed_everything(config.seed)
-        episodes = load_episodes(config.episodes, config.frame_stride, config.skip_unusable, self.log,
-                                 config.reading, config.labels)
+        if config.episode_logs:
+            from robo_reward_ros.recordings.episode_log_labels import LogLabelling
+            from robo_reward_ros.training.operator_episodes import load_logged_episodes
+            if config.labels:
+                raise ValueError("give --labels or --episode-logs, not both: each labels the robot recordings")
+            if config.val_fraction > 0 and not config.eval_episodes:
+                raise ValueError("--val-fraction holds out whole bags, and one bag holds the whole session "
+                                 "cut by --episode-logs: hold out another session's bags with --eval-episodes")
+            labelling = LogLabelling(tuple(config.episode_logs), config.trust_model_successes,
+                                     config.keep_intervention_frames)
+            episodes = load_logged_episodes(config.episodes, labelling, config.frame_stride,
+                                            config.skip_unusable, self.log, config.reading)
+        else:
+            episodes = load_episodes(config.episodes, config.frame_stride, config.skip_unusable, self.log,
+                                     config.reading, config.labels)
         self.eval_bags: List[str] = []
         if config.eval_episodes:
             from robo_reward_ros.recordings.episode_bag import find_bags
@@ -287,6 +303,7 @@ class Finetuner:
         data["config"]["episodes"] = list(self.config.episodes)
         data["config"]["eval_episodes"] = list(self.config.eval_episodes)
         data["config"]["eval_params"] = list(self.config.eval_params)
+        data["config"]["episode_logs"] = list(self.config.episode_logs)
         if self.config.reading is not None:
             data["config"]["reading"] = self.config.reading.describe()
         with open(os.path.join(self.config.out, "training.json"), "w") as handle:

@@ -7,7 +7,8 @@ two-hot target: the label's weight split between the two neighbouring bin centre
 ``linspace(0, 1, bins)``, so the decoded expectation ``softmax . centres`` equals the label) and
 success as a binary classification (BCE on the success head's logit). Per ``<|pref_token|>``:
 BCE of the preference head's logit against "A is better". Each term is a mean over its rows;
-the loss is their weighted sum.
+the loss is their weighted sum. A row may carry a success label without a progress label (NaN):
+an operator's veto says "not done yet", not how far it got.
 """
 from __future__ import annotations
 
@@ -66,7 +67,7 @@ class RobometerTrainingModule(nn.Module):
 class Batch:
     inputs: Dict[str, torch.Tensor]
     prog_index: torch.Tensor  # [N, 2] (row, column) of the progress tokens that carry labels
-    progress: torch.Tensor  # [N]
+    progress: torch.Tensor  # [N]; NaN: no progress label on that row (success only)
     success: torch.Tensor  # [N]
     pref_index: torch.Tensor  # [M, 2]
     preference: torch.Tensor  # [M]
@@ -92,9 +93,10 @@ def build_batch(backend, examples: Sequence[Example], device: torch.device) -> B
             seq = backend.progress_sequence(example.instruction, example.frames)
             labelled = len(example.frames)
         positions = np.nonzero(seq.input_ids == prog_id)[0][:labelled]
-        if example.progress is not None:
+        if example.success is not None:
             prog_index += [(row, int(p)) for p in positions]
-            progress += [float(v) for v in example.progress]
+            progress += ([float(v) for v in example.progress] if example.progress is not None
+                         else [float("nan")] * len(positions))
             success += [float(v) for v in example.success]
         sequences.append(seq)
     inputs = collate(sequences, backend.processing.tokenizer.pad_token_id, device)
@@ -109,9 +111,11 @@ def robometer_loss(outputs, batch: Batch, weights: LossWeights, bins: int) -> Di
     progress_logits, success_logits, preference_logits = outputs
     zero = progress_logits.sum() * 0.0  # keeps every head in the graph
     terms = {"progress": zero, "success": zero, "preference": zero}
+    known = ~torch.isnan(batch.progress)
+    if known.any():
+        log_probs = F.log_softmax(progress_logits.float()[known], dim=-1)
+        terms["progress"] = -(two_hot(batch.progress[known], bins) * log_probs).sum(-1).mean()
     if len(batch.progress):
-        log_probs = F.log_softmax(progress_logits.float(), dim=-1)
-        terms["progress"] = -(two_hot(batch.progress, bins) * log_probs).sum(-1).mean()
         terms["success"] = F.binary_cross_entropy_with_logits(success_logits.float()[:, 0], batch.success)
     if preference_logits is not None and len(batch.preference):
         terms["preference"] = F.binary_cross_entropy_with_logits(preference_logits.float()[:, 0],
@@ -123,7 +127,8 @@ def robometer_loss(outputs, batch: Batch, weights: LossWeights, bins: int) -> Di
 
 def progress_mae(outputs, batch: Batch) -> Optional[float]:
     from robo_reward_ros.models.backends.robometer_modeling import decode_progress
-    if not len(batch.progress):
+    known = ~torch.isnan(batch.progress)
+    if not known.any():
         return None
     with torch.no_grad():
-        return float((decode_progress(outputs[0]) - batch.progress).abs().mean())
+        return float((decode_progress(outputs[0])[known] - batch.progress[known]).abs().mean())
