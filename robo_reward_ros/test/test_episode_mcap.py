@@ -106,7 +106,26 @@ def test_replay_writes_a_foxglove_layout_for_its_cameras_and_its_panels_render(r
 
 
 def test_the_shipped_layout_is_what_make_layout_builds_for_the_nodes_default_camera():
-    from robo_reward_ros.visualisation.foxglove_layout import make_layout
+    from robo_reward_ros.visualisation.foxglove_layout import make_layout, panels
     config = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "config", "foxglove")
     with open(os.path.join(config, "reward_node.json")) as handle:
-        assert json.load(handle) == make_layout(["/camera/image_raw"], ["camera/image_raw"])
+        shipped = json.load(handle)
+    assert shipped == make_layout(["/camera/image_raw"], ["camera/image_raw"], node="reward_node")
+    # The operator's buttons call the node's own services with requests of their types.
+    from robo_reward_msgs import srv
+    from robo_reward_msgs.msg import OperatorVerdict
+    buttons = [c for kind, c in panels(shipped) if kind == "CallService"]
+    assert [c["buttonText"] for c in buttons] == ["Veto: not yet", "Success", "Failure", "Take over",
+                                                  "Hand back", "Reset done"]
+    types = {"submit_verdict": srv.SubmitVerdict, "set_intervention": srv.SetIntervention,
+             "report_reset_done": srv.ReportResetDone}
+    for button in buttons:
+        node, service = button["serviceName"].rsplit("/", 1)
+        payload = json.loads(button["requestPayload"])  # the generated types refuse unknown fields
+        if "verdict" in payload:
+            source = types[service].Request(verdict=OperatorVerdict(**payload["verdict"])).verdict.source
+        else:
+            source = types[service].Request(**payload).source
+        assert node == "/reward_node" and source == "foxglove"
+    assert [c["topicPath"] for kind, c in panels(shipped) if kind == "RawMessages"] == [
+        "/failure_events", "/operator_labels"]

@@ -7,7 +7,10 @@ shipped as ``config/foxglove/reward_node.json`` (the node's default camera, live
 the project's bags) cannot drift apart.
 Panels: an Image panel per camera, a Plot of each camera's progress and success probability, a
 Plot of the reward, a State Transitions panel of the task status and stage, and a Raw Messages
-panel of the failure events. Import in Foxglove with Layouts > Import from file.
+panel of the failure events. The live node's layout adds the operator's actions: Call Service
+buttons for a veto, a success or failure verdict, a takeover's start and end and reset-done, and
+a Raw Messages panel of the operator labels (what the node did with them). Import in Foxglove with
+Layouts > Import from file.
 """
 from __future__ import annotations
 
@@ -31,9 +34,27 @@ def _split(panels: List[str], direction: str):
             "splitPercentage": 100.0 / len(panels)}
 
 
+# The operator's buttons: (panel id, service, request as JSON, button text, colour).
+OPERATOR_ACTIONS = (
+    ("veto", "submit_verdict", {"verdict": {"verdict": 3, "source": "foxglove", "reason": "vetoed in Foxglove"}},
+     "Veto: not yet", "#c98b1e"),
+    ("success", "submit_verdict", {"verdict": {"verdict": 1, "source": "foxglove", "reason": "success in Foxglove"}},
+     "Success", "#2e8b57"),
+    ("failure", "submit_verdict", {"verdict": {"verdict": 2, "source": "foxglove", "reason": "failure in Foxglove"}},
+     "Failure", "#b22222"),
+    ("takeover", "set_intervention", {"active": True, "source": "foxglove"}, "Take over", "#4169e1"),
+    ("handback", "set_intervention", {"active": False, "source": "foxglove"}, "Hand back", "#4169e1"),
+    ("reset_done", "report_reset_done", {"source": "foxglove"}, "Reset done", "#708090"),
+)
+
+
 def make_layout(camera_topics: Sequence[str], camera_names: Optional[Sequence[str]] = None,
-                namespace: str = "") -> Dict[str, object]:
-    """Build the layout; ``camera_names`` are the ``camera`` fields of RewardEstimate (default: topics)."""
+                namespace: str = "", node: str = "") -> Dict[str, object]:
+    """Build the layout; ``camera_names`` are the ``camera`` fields of RewardEstimate (default: topics).
+
+    ``node``: the live node's name (``reward_node``) for the operator's buttons; empty (a replay's
+    layout): none.
+    """
     from robo_reward_ros.settings.node_settings import camera_name
     names = list(camera_names or [camera_name(t) for t in camera_topics])
     prefix = namespace.rstrip("/")
@@ -57,11 +78,27 @@ def make_layout(camera_topics: Sequence[str], camera_names: Optional[Sequence[st
         _series(f"{state}.status", "status"), _series(f"{state}.stage_index", "stage")]}
     config["RawMessages!failures"] = {"title": "failure events", "topicPath": failures, "expansion": "all"}
     plots = _split(["Plot!progress", "Plot!reward", "StateTransitions!task"], "column")
+    side = "RawMessages!failures"
+    if node:
+        buttons = []
+        for name, service, request, text, colour in OPERATOR_ACTIONS:
+            panel = f"CallService!{name}"
+            config[panel] = {"serviceName": f"{prefix}/{node}/{service}",
+                             "requestPayload": json.dumps(request), "buttonText": text,
+                             "buttonTooltip": f"{service}: {json.dumps(request)}", "buttonColor": colour,
+                             "layout": "horizontal", "editingMode": False}
+            buttons.append(panel)
+        config["RawMessages!labels"] = {"title": "operator labels", "topicPath": f"{prefix}/operator_labels",
+                                        "expansion": "all"}
+        # The failures stay the first Raw Messages panel (render-layout marks their times).
+        side = {"first": _split(buttons, "column"), "second": {
+            "first": side, "second": "RawMessages!labels", "direction": "column", "splitPercentage": 50},
+            "direction": "column", "splitPercentage": 40}
     return {"configById": config, "globalVariables": {}, "userNodes": {}, "linkedGlobalVariables": [],
             "playbackConfig": {"speed": 1.0, "messageOrder": "receiveTime"},
             "layout": {"first": {"first": _split(images, "row"), "second": plots, "direction": "column",
                                  "splitPercentage": 45},
-                       "second": "RawMessages!failures", "direction": "row", "splitPercentage": 75}}
+                       "second": side, "direction": "row", "splitPercentage": 75}}
 
 
 def write_layout(path: str, layout: Dict[str, object]) -> str:
