@@ -32,6 +32,7 @@ setup(
             "reward_node = robo_reward_ros.node.reward_node:main",
             "synthetic_camera = robo_reward_ros.node.synthetic_camera:main",
             "operator_overlay = robo_reward_ros.node.operator_overlay:main",
+            "operator_console = robo_reward_ros.console.operator_console:main",
             "robo-reward = robo_reward_ros.cli.main:main",
         ],
     },

@@ -28,11 +28,12 @@ LAYERS = (
     ("evaluation",),      # metrics and reports (the replay writes its agreement report)
     ("replay", "client"),
     ("training",),
-    ("cli", "demo", "demo_console"),
+    ("cli", "demo", "demo_console", "console"),  # console: the operator's terminal (operator_console)
 )
 LAYER = {room: index for index, rooms in enumerate(LAYERS) for room in rooms}
 # The only rooms that may import rclpy (or a ROS message package through it at run time).
-ROS_ROOMS = {"node", "client", "demo", "demo_console"}
+# console: the operator console is a RewardClient with a screen, so a ROS 2 participant.
+ROS_ROOMS = {"node", "client", "demo", "demo_console", "console"}
 ROS_PACKAGES = ("rclpy", "rclpy.", "launch", "launch_ros")
 
 
