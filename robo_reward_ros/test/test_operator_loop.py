@@ -5,12 +5,14 @@
 In confirmation mode a veto of the model's success keeps the episode running, a confirmation ends
 it (decided by the operator, on the terminal step, the reset request and the task state), a
 takeover flags its steps and pauses the stall detector, and reset-done starts the next episode.
-Every input is in the episode log, and a SIGKILL right after an acknowledged verdict loses none.
+Every input is in the episode log, a flood of verdicts is refused as busy beyond the budget while
+the episode goes on, and a SIGKILL right after an acknowledged verdict loses no label.
 """
 import os
+import time
 
 import pytest
-from robo_reward_msgs.msg import DecidedBy, OperatorLabel, ResetRequest, TaskState
+from robo_reward_msgs.msg import DecidedBy, OperatorLabel, OperatorVerdict, ResetRequest, TaskState
 
 from robo_reward_ros.client import RewardClient, RewardNodeError
 from robo_reward_ros.core.episode_log import read_episode_log
@@ -108,9 +110,29 @@ def test_veto_takeover_confirmation_and_reset_done_through_a_real_node(ros_node,
     assert [(label.kind, label.applied) for label in client.labels(episode)][:2] == [
         (OperatorLabel.KIND_VERDICT, True), (OperatorLabel.KIND_INTERVENTION_START, True)]
 
-    # A verdict acknowledged, then SIGKILL: the label is on the disk.
+    # A flood of verdicts (100 in a second on the topic): the node takes what its budget allows,
+    # refuses the rest as busy with the reason, and goes on; the episode is untouched (vetoes of
+    # nothing are refused too).
     cameras.first_step(client, following)
-    failed = client.submit_verdict("failure", "alice", "gripper jammed")
+    flood = ros_node.create_publisher(OperatorVerdict, "reward_node/verdict", EVENTS_QOS)
+    spin_until(ros_node, lambda: flood.get_subscription_count() > 0, what="the verdict topic", processes=[node])
+    for index in range(100):
+        flood.publish(OperatorVerdict(verdict=OperatorVerdict.NOT_YET, source="flood", reason=str(index)))
+        time.sleep(0.01)  # pacing the flood at 100/s, not waiting for anything
+    spin_until(ros_node, lambda: "operator input refused: busy: more than 20 operator inputs per second"
+               in node.output(), what="the busy refusals", processes=[node])
+    flooded = [label for label in client.labels(following) if label.source == "flood"]
+    assert flooded and all(not label.applied and "nothing to veto" in label.outcome for label in flooded)
+    assert state().episode_id == following and state().status == TaskState.STATUS_RUNNING
+
+    # A verdict acknowledged (once the budget has room again), then SIGKILL: the label is on the disk.
+    deadline = time.monotonic() + 10.0
+    while True:
+        try:
+            failed = client.submit_verdict("failure", "alice", "gripper jammed")
+            break
+        except RewardNodeError as refused:
+            assert "busy" in str(refused) and time.monotonic() < deadline, refused
     assert failed.applied
     node.kill()
     last = _labels(log_dir)[-1]

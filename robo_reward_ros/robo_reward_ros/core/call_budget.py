@@ -17,10 +17,11 @@ from typing import Callable
 
 
 class CallBudget:
-    def __init__(self, rate: float, burst: int, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(self, rate: float, burst: int, clock: Callable[[], float] = time.monotonic,
+                 what: str = "task/episode changes") -> None:
         if rate <= 0 or burst < 1:
             raise ValueError("rate must be > 0 and burst >= 1")
-        self.rate, self.burst, self._clock = float(rate), int(burst), clock
+        self.rate, self.burst, self._clock, self.what = float(rate), int(burst), clock, what
         self._tokens = float(burst)
         self._last = clock()
         self._lock = threading.Lock()
@@ -41,5 +42,5 @@ class CallBudget:
             return False
 
     def busy_reason(self) -> str:
-        return (f"busy: more than {self.rate:g} task/episode changes per second (bursts of "
+        return (f"busy: more than {self.rate:g} {self.what} per second (bursts of "
                 f"{self.burst}); this call changed nothing, retry later")

@@ -294,7 +294,8 @@ class RewardNode(LifecycleNodeMixin, Node):
         operator_rate = float(self.get_parameter("operator.max_inputs_per_sec").value)
         self._active_handles += OperatorServices(
             self, self._pipeline, self._intake.frame_time, self._publish_update_then_state,
-            self._label_pub, CallBudget(operator_rate, burst=max(1, int(2 * operator_rate))),
+            self._label_pub, CallBudget(operator_rate, burst=max(1, int(2 * operator_rate)),
+                                        what="operator inputs"),
             self._state_lock, self._report_error).create()
         result = super().on_activate(state)
         self._publish_state(self._pipeline.state)
