@@ -126,3 +126,14 @@ def cpu_seconds(pid: int) -> float:
 
 def list_of(values: List[float], digits: int = 4) -> List[float]:
     return [round(float(v), digits) for v in values]
+
+
+def stop_node_process(process, log) -> None:
+    """Stop a benchmark's reward node as Ctrl-C would (SIGINT), killing it after 20 s; close its log."""
+    import subprocess
+    process.send_signal(2)
+    try:
+        process.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        process.kill()
+    log.close()

@@ -128,12 +128,7 @@ def measure(args) -> dict:
     finally:
         node.destroy_node()
         rclpy.try_shutdown()
-        process.send_signal(2)
-        try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            process.kill()
-        log.close()
+        common.stop_node_process(process, log)
 
 
 def main(argv=None) -> int:

@@ -109,12 +109,7 @@ def flood(rate: float, seconds: float, drain: float, domain: int, args) -> dict:
     finally:
         node.destroy_node()
         rclpy.try_shutdown()
-        node_process.send_signal(2)
-        try:
-            node_process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            node_process.kill()
-        log.close()
+        common.stop_node_process(node_process, log)
 
 
 def main(argv=None) -> int:
