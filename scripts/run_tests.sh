@@ -27,7 +27,7 @@ ros_tests=(test_reward_node.py test_reward_node_faults.py test_reward_node_lifec
            test_operator_overlay.py test_interfaces_roundtrip.py test_ros_compat.py
            test_entry_points.py test_security.py test_live_replay.py test_episode_player_pauses.py test_soak_short.py
            test_demo.py test_demo_console.py test_reward_server.py test_ray_free_imports.py
-           test_fastdds_profiles.py test_launch_file.py)
+           test_fastdds_profiles.py test_launch_file.py test_operator_loop.py test_operator_console.py)
 
 # A leg's settings (interpreter, distro, venv) and the tests it runs.
 leg_plan() {
