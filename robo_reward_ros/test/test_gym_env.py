@@ -53,6 +53,9 @@ def test_metaworld_steps_get_the_nodes_rewards_and_the_episode_ends_on_its_decis
     assert any(i["stage_succeeded"] and i["stage_index"] == 0 for i in infos)  # stage 1 -> 2
     assert terminated and not truncated, infos[-1]  # the node decided: the task succeeded
     assert infos[-1]["stage_index"] == 1 and infos[-1]["stage_count"] == 2
+    # Who decided, and no person took over: the model's own decisions, every step the policy's.
+    assert infos[-1]["decided_by"] == "model" and not any(i["intervened"] for i in infos)
+    assert all(i["decided_by"] == ("model" if i["stage_succeeded"] else "") for i in infos[:-1])
     # The rewards handed out are the node's episode return (the reset's first step included).
     assert info_at_reset["episode_return"] + sum(rewards) == pytest.approx(
         infos[-1]["episode_return"], abs=1e-3)
