@@ -119,14 +119,17 @@ def test_console_answers_a_pending_success_takes_over_and_follows_a_restart(
     cameras = Cameras(ros_node, processes)
     episode = client.set_task(["open the drawer"])
     cameras.first_step(client, episode)
+    # Steps are not latched: the console's own subscription may match after the test's client saw
+    # its first steps, so frames go on until the console shows one.
     console.wait_for("/reward_node  running", f"episode   {episode}", "stage     1/1  open the drawer",
-                     "status    RUNNING", "progress  [")
+                     "status    RUNNING", "progress  [", while_waiting=lambda: cameras.publish(progress=0.3))
 
     def publish_until_pending():
         spin_until(ros_node, lambda: client.task_state().status == TaskState.STATUS_PENDING
                    or cameras.publish(progress=0.9, success=0.95) is None, what="a pending success",
                    processes=processes)
-        return console.wait_for("SUCCESS PENDING, decided by model: waits for you: s confirm success", "success p 0.95")
+        return console.wait_for("SUCCESS PENDING, decided by model: waits for you: s confirm success",
+                                "success p 0.95", while_waiting=lambda: cameras.publish(progress=0.9, success=0.95))
 
     # The model's success waits; the veto's answer comes back and the stage runs on.
     pane = publish_until_pending()
@@ -135,7 +138,9 @@ def test_console_answers_a_pending_success_takes_over_and_follows_a_restart(
     pane = console.wait_for("[v] veto: applied: vetoed the model's pending success; stage 1 goes on",
                             "status    RUNNING", "alice: verdict not_yet (veto) applied")
     assert "SUCCESS PENDING" not in pane
-    assert client.task_state().status == TaskState.STATUS_RUNNING
+    # The test's client hears the state on its own subscription, maybe after the console did.
+    spin_until(ros_node, lambda: client.task_state().status == TaskState.STATUS_RUNNING,
+               what="the running state after the veto", processes=processes)
 
     # Pending again: the operator confirms, and the episode ends decided by the operator.
     publish_until_pending()
@@ -161,7 +166,8 @@ def test_console_answers_a_pending_success_takes_over_and_follows_a_restart(
     console.wait_for(f"episode   {following}", "status    RUNNING")
     console.press("t")
     console.wait_for("[t] takeover start: applied: takeover 1 started", "ACTIVE: a person is in control")
-    assert client.task_state().intervention_active
+    spin_until(ros_node, lambda: client.task_state().intervention_active, what="the takeover in the state",
+               processes=processes)
     console.press("t")
     pane = console.wait_for("[t] takeover end: applied: takeover ended after", "takeover  off")
     assert "ACTIVE: a person is in control" not in pane
@@ -175,7 +181,8 @@ def test_console_answers_a_pending_success_takes_over_and_follows_a_restart(
     console.press("f")
     console.wait_for(f"[f] failure: applied: episode {following} failed, decided by alice",
                      "status    FAILED  decided by operator alice")
-    assert client.task_state().status == TaskState.STATUS_FAILED
+    spin_until(ros_node, lambda: client.task_state().status == TaskState.STATUS_FAILED,
+               what="the failed state", processes=processes)
 
     # The node goes away: the console says so, and a key answers with an error, not a hang.
     assert processes[0].interrupt() == 0
