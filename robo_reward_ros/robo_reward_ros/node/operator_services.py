@@ -114,5 +114,5 @@ class OperatorServices:
                                f"on episode {label.episode_id or '-'}: {answer.message}")
         if answer.accepted:
             self._node.get_logger().info(text)
-        else:
-            self._report_error("operator", text)
+        else:  # a refusal is the operator's to fix, not a fault of the node
+            self._node.get_logger().warning(text)
