@@ -178,13 +178,33 @@ def trace_from_messages(episode: Episode, estimates, failures, states, offset: f
             episode.name, to_seconds(msg.header.stamp) - offset, msg.stage_index, "failure",
             kind=FailureKind(msg.kind).name.lower(), terminal=msg.terminal,
             task_failure=msg.task_failure, text=msg.description))
-    for msg in [m for m in states if m.episode_id == episode.name and TaskStatus(m.status).ended]:
-        trace.events.append(EventRecord(
-            episode.name, to_seconds(msg.header.stamp) - offset, msg.stage_index,
-            "episode_ended", status=TaskStatus(msg.status).name.lower(), text=msg.reason))
+    succeeded = {e.stage for e in trace.events if e.type == "stage_succeeded"}
+    trace.events.extend(_state_events(
+        episode.name, [m for m in states if m.episode_id == episode.name], offset, succeeded))
     trace.estimates.sort(key=lambda e: e.stamp)
     trace.events.sort(key=lambda e: e.stamp)
     return trace
+
+
+def _state_events(name: str, states, offset: float, succeeded_stages) -> List[EventRecord]:
+    """Return the stage successes no estimate carried and the episode's end, from its task states.
+
+    A success the operator confirmed (or decided) is in the task state only: the model's estimate
+    of that step said "pending". A state can be published more than once: the first end counts.
+    """
+    events, done = [], set(succeeded_stages)
+    for msg in states:
+        status, stamp = TaskStatus(msg.status), to_seconds(msg.header.stamp) - offset
+        stage = {TaskStatus.STAGE_SUCCEEDED: msg.stage_index - 1,
+                 TaskStatus.SUCCEEDED: msg.stage_count - 1}.get(status)
+        if stage is not None and stage not in done:
+            done.add(stage)
+            events.append(EventRecord(name, stamp, stage, "stage_succeeded"))
+        if status.ended:
+            events.append(EventRecord(name, stamp, msg.stage_index, "episode_ended",
+                                      status=status.name.lower(), text=msg.reason))
+            break
+    return events
 
 
 def start_node(values: Dict[str, Any], log_path: str) -> subprocess.Popen:
