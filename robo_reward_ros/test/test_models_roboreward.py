@@ -2,6 +2,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """RoboReward backend: prompt, score, and inputs equal to its references' (token ids and pixels)."""
 import os
+import re
 
 import numpy as np
 import pytest
@@ -9,7 +10,7 @@ import torch
 
 from model_fixtures import make_frames
 from robo_reward_ros.models.backends.roboreward import (
-    RUBRIC_PROMPT, expected_score, parse_score_answer, training_frame_indices)
+    PAIR_PROMPT, RUBRIC_PROMPT, expected_score, parse_score_answer, training_frame_indices)
 from robo_reward_ros.models.reward_model import Frame
 from roboreward_reference import (CASES, INSTRUCTION, case_frames, digest, level_sample, patches_to_levels,
                                   reference_available, reference_inputs)
@@ -68,6 +69,46 @@ def test_cached_equals_uncached(roboreward_fp32):
         cached = roboreward_fp32.digit_logits([seq], use_cache=True)
         uncached = roboreward_fp32.digit_logits([seq], use_cache=False)
         assert torch.max(torch.abs(cached - uncached)).item() <= 1e-4
+
+
+def _video_part(model, seq) -> str:
+    """Return the decoded tokens from the first vision start to the last vision end."""
+    text = model.processing.tokenizer.decode(seq.input_ids)
+    return text[re.search(r"<[0-9]", text).start():text.rindex("<|vision_end|>") + len("<|vision_end|>")]
+
+
+def test_pair_prompt_shows_both_videos_as_a_single_clip_would_then_the_question(roboreward_fp32):
+    model = roboreward_fp32
+    clip_a, clip_b = make_frames(6, seed=1), make_frames(3, seed=2, start=4.0)
+    chosen_a, chosen_b = model.select(clip_a), model.select(clip_b)
+    pair = model.pair_sequence("open the drawer", chosen_a, chosen_b)
+    text = model.processing.tokenizer.decode(pair.input_ids)
+    video_a = _video_part(model, model.sequence("open the drawer", chosen_a))
+    video_b = _video_part(model, model.sequence("open the drawer", chosen_b))
+    assert text == ("<|im_start|>user\nVideo A: " + video_a + "Video B: " + video_b
+                    + PAIR_PROMPT.format(task="open the drawer") + "<|im_end|>\n<|im_start|>assistant\nANSWER: ")
+    assert len(pair.blocks) == len(model.sequence("x", chosen_a).blocks) + len(model.sequence("x", chosen_b).blocks)
+    assert model.pair_ids == [model.processing.token_id("A"), model.processing.token_id("B")]
+    assert model.capabilities.preference
+
+
+def test_prefer_averages_the_answer_distribution_over_both_orders(roboreward_fp32):
+    model = roboreward_fp32
+    clip_a, clip_b = make_frames(6, seed=3), make_frames(6, seed=4)
+    a, b = model.select(clip_a), model.select(clip_b)
+    model.score("open the drawer", clip_a)  # a live window in the streaming cache
+    streaming = set(model.vision_cache._store)
+
+    def first_wins(first, second):  # the uncached reference path: each whole clip through the tower
+        logits = model.digit_logits([model.pair_sequence("open the drawer", first, second)], use_cache=False)[0]
+        return float(torch.softmax(logits[model.pair_ids], dim=-1)[0])
+
+    expected = 0.5 * (first_wins(a, b) + 1.0 - first_wins(b, a))
+    p = model.prefer("open the drawer", clip_a, clip_b)
+    assert abs(p - expected) < 1e-4
+    assert abs(p + model.prefer("open the drawer", clip_b, clip_a) - 1.0) < 1e-6
+    assert abs(model.prefer("open the drawer", clip_a, clip_a) - 0.5) < 1e-6
+    assert set(model.vision_cache._store) == streaming  # a comparison leaves the live window's blocks alone
 
 
 def test_generation_returns_a_parsed_score(roboreward_fp32):

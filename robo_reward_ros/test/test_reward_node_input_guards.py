@@ -85,3 +85,32 @@ def test_special_tokens_and_unscorable_frames_are_refused_and_scoring_goes_on(
                                                               trajectory_b=clip), processes)
     assert reply.success, reply.message
     assert node.interrupt() == 0, node.output()
+
+
+def test_a_roboreward_checkpoint_answers_compare_preference_through_the_node(ros_node, spawn, tiny_roboreward_dir):
+    """The pairwise mode serves the real service: the answer is the model's, both orders averaged."""
+    from robo_reward_ros.core.frame import Frame
+    from robo_reward_ros.models import load_reward_model
+    node = spawn([installed_executable("reward_node"), "--ros-args",
+                  "-p", 'model.preset:=""', "-p", f"model.id:={tiny_roboreward_dir}",
+                  "-p", "model.backend:=roboreward", "-p", "model.precision:=fp32",
+                  "-p", "model.device:=cpu", "-p", 'episode_log.directory:=""'])
+    rng = np.random.default_rng(1)
+    frames = [[Frame(start + 0.5 * i, rng.integers(0, 256, (48, 64, 3), dtype=np.uint8)) for i in range(4)]
+              for start in (10.0, 20.0)]
+    clip_a, clip_b = ([rgb_image(f.rgb, f.stamp) for f in clip] for clip in frames)
+    compare = ros_node.create_client(ComparePreference, "/reward_node/compare_preference")
+    spin_until(ros_node, compare.service_is_ready, timeout=120.0, what="the preference service", processes=[node])
+    reply = call(ros_node, compare, ComparePreference.Request(instruction=INSTRUCTION, trajectory_a=clip_a,
+                                                              trajectory_b=clip_b), [node])
+    assert reply.success and reply.backend == "roboreward", reply.message
+    swapped = call(ros_node, compare, ComparePreference.Request(instruction=INSTRUCTION, trajectory_a=clip_b,
+                                                                trajectory_b=clip_a), [node])
+    assert abs(reply.probability_a_better + swapped.probability_a_better - 1.0) < 1e-5
+    assert reply.a_preferred == (reply.probability_a_better > 0.5)
+    model = load_reward_model(tiny_roboreward_dir, backend="roboreward", precision="fp32", device="cpu")
+    try:
+        assert abs(model.prefer(INSTRUCTION, *frames) - reply.probability_a_better) < 1e-4
+    finally:
+        model.close()
+    assert node.interrupt() == 0, node.output()

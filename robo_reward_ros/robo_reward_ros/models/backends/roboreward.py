@@ -8,6 +8,13 @@ its mass on the five digit tokens, renormalised, gives an expected score E[s] an
 (E[s]-1)/4 (TrustJudge-style, reward-models.md section 4). The argmax digit is the parsed 1-5
 answer; ``generate_answer`` runs real greedy generation with the Robometer-baseline parser.
 
+Pairwise (``prefer``), as TrustRoboReward judges: both clips in one prompt, the question which one's
+final state shows more progress, and the next-token distribution after ``ANSWER: `` restricted to
+``A`` and ``B``. The pair is asked in both orders and the two answers averaged, so a judge's bias for
+the first (or second) video cancels and ``prefer(a, b) == 1 - prefer(b, a)``. TrustRoboReward's own
+Pair prompt is not published (reward-models.md 4a): PAIR_PROMPT is ours, in RoboReward's answer
+format; a RoboReward checkpoint was never trained on it, so its pairwise answers are a baseline.
+
 The video is built as the checkpoints were trained (``inputs="training"``): RoboReward's
 ``qwen-vl-finetune`` fork feeds each clip through transformers 4.57.1's Qwen3-VL processor, which
 keeps 2 frames per second of the clip (4..8 frames), stamps them with their real times and sizes
@@ -27,7 +34,7 @@ from robo_reward_ros.models.qwen.loading import load_qwen3vl
 from robo_reward_ros.models.qwen.processing import pad_to_temporal_patch
 from robo_reward_ros.models.qwen.sequences import QwenSequence, collate, vision_inputs
 from robo_reward_ros.models.qwen.video_blocks import Resize, video_blocks
-from robo_reward_ros.models.qwen.vision_feature_cache import feature_source
+from robo_reward_ros.models.qwen.vision_feature_cache import VisionFeatureCache, feature_source
 from robo_reward_ros.models.qwen.vision_preprocessing import (resize_rgb, resize_rgb_antialiased, smart_resize,
                                                               video_smart_resize)
 from robo_reward_ros.models.reward_model import Capabilities, Frame, ModelOutput, check_frames
@@ -49,6 +56,11 @@ RUBRIC_PROMPT = (
     "Task: {task}")
 ANSWER_PREFIX = "ANSWER: "
 SCORES = (1, 2, 3, 4, 5)
+PAIR_PROMPT = (
+    "The two videos show a robot attempting the same task. Which video's final state shows more progress "
+    "toward completing the task? Answer in the format: ANSWER: <A or B>\n"
+    "Task: {task}")
+PAIR_ANSWERS = ("A", "B")
 INPUTS = ("training", "robometer_baseline")
 # Training (qwen-vl-finetune DataArguments defaults; the RoboReward scripts set only image pixels):
 # video_fps 2, video_min/max_frames 4/8, video_min/max_pixels 256*28*28 / 1024*28*28 (frames x area).
@@ -94,7 +106,7 @@ class RoboRewardBackend(QwenRewardBackend):
     """End-of-clip progress score with a continuous reward; one value per query (the newest frame)."""
 
     name = "roboreward"
-    capabilities = Capabilities(progress=True, success=False, preference=False)
+    capabilities = Capabilities(progress=True, success=False, preference=True)
 
     def __init__(self, model_id: str, precision: str = "bf16", device: str = "auto", inputs: str = "training",
                  max_frames: Optional[int] = None, sample_fps: float = 2.0, trailing_newline: bool = False,
@@ -118,6 +130,7 @@ class RoboRewardBackend(QwenRewardBackend):
         self.sample_fps = float(sample_fps)
         self.trailing_newline = trailing_newline
         self.digit_ids = [self.processing.token_id(str(k)) for k in SCORES]
+        self.pair_ids = [self.processing.token_id(answer) for answer in PAIR_ANSWERS]
 
     def prompt_text(self, instruction: str) -> str:
         return RUBRIC_PROMPT.format(task=instruction) + ("\n" if self.trailing_newline else "")
@@ -135,6 +148,30 @@ class RoboRewardBackend(QwenRewardBackend):
         text = self.processing.render(messages, add_generation_prompt=True) + answer_prefix
         ids = self.processing.encode(self.processing.expand(text, videos=[prompt_blocks]))
         return QwenSequence(ids, self.processing.mm_token_type_ids(ids), vision, "video", video_source=whole)
+
+    def pair_sequence(self, instruction: str, first: Sequence[Frame], second: Sequence[Frame]) -> QwenSequence:
+        """Video A, video B (each as ``select`` chose and ``inputs`` sizes it), the Pair prompt, ``ANSWER: ``.
+
+        The uncached reference path gets both whole clips, each with its own grid.
+        """
+        content, vision, prompts, wholes = [], [], [], []
+        for label, frames in zip(PAIR_ANSWERS, (first, second)):
+            rgbs, times, size, resize = (self._training_video(frames) if self.inputs == "training"
+                                         else self._baseline_video(frames))
+            blocks, prompt_blocks, whole = video_blocks(rgbs, size, self.processing.video, times, resize=resize)
+            vision += blocks
+            prompts.append(prompt_blocks)
+            wholes.append(whole)
+            content += [{"type": "text", "text": f"Video {label}: "}, {"type": "video"}]
+        content.append({"type": "text", "text": PAIR_PROMPT.format(task=instruction)})
+        text = self.processing.render([{"role": "user", "content": content}], add_generation_prompt=True)
+        ids = self.processing.encode(self.processing.expand(text + ANSWER_PREFIX, videos=prompts))
+
+        def both_clips() -> Tuple[np.ndarray, List[tuple]]:
+            clips = [whole() for whole in wholes]
+            return np.concatenate([patches for patches, _ in clips], axis=0), [grid for _, grid in clips]
+
+        return QwenSequence(ids, self.processing.mm_token_type_ids(ids), vision, "video", video_source=both_clips)
 
     def _training_video(self, frames: Sequence[Frame]) -> Tuple[List[np.ndarray], List[float], Tuple[int, int], Resize]:
         """Size and stamp as the 4.57.1 video processor: one resize (frames x area bounds), real times.
@@ -183,10 +220,15 @@ class RoboRewardBackend(QwenRewardBackend):
 
     @torch.inference_mode()
     def digit_logits(self, sequences: Sequence[QwenSequence], use_cache: Optional[bool] = None) -> torch.Tensor:
+        """Return the next-token logits (whole vocabulary) after each sequence's last token."""
         use_cache = self.vision_cache.enabled if use_cache is None else use_cache
+        return self._next_token_logits(sequences, feature_source(self.vision_cache, use_cache))
+
+    def _next_token_logits(self, sequences: Sequence[QwenSequence],
+                           source: Optional[VisionFeatureCache]) -> torch.Tensor:
         inputs = collate(sequences, self.processing.tokenizer.pad_token_id, self.device)
-        inputs.update(vision_inputs(self.model.model, sequences, feature_source(self.vision_cache, use_cache),
-                                    self.processing.video.merge_size, self.device))
+        inputs.update(vision_inputs(self.model.model, sequences, source, self.processing.video.merge_size,
+                                    self.device))
         hidden = self.model.model(**inputs).last_hidden_state
         last = inputs["attention_mask"].sum(dim=1) - 1
         rows = hidden[torch.arange(hidden.shape[0], device=hidden.device), last]
@@ -205,6 +247,21 @@ class RoboRewardBackend(QwenRewardBackend):
                                      "score_probs": probs.tolist(), "digit_mass": digit_mass}
         return ModelOutput(progress=[(expected - 1.0) / 4.0], stamps=[chosen[-1].stamp], backend=self.name,
                            input_stamps=[f.stamp for f in chosen], extras=extras)
+
+    @torch.inference_mode()
+    def prefer(self, instruction: str, clip_a: Sequence[Frame], clip_b: Sequence[Frame]) -> float:
+        """Probability that clip A shows more progress than clip B: both orders asked, averaged.
+
+        The clips' vision blocks are encoded without touching the streaming cache (which keeps only
+        the latest window's blocks), so a comparison mid-episode costs the live window nothing.
+        """
+        a, b = self.select(clip_a), self.select(clip_b)
+        source = VisionFeatureCache(enabled=False, encoder=self.vision_cache.encoder)
+        first_wins = []
+        for first, second in ((a, b), (b, a)):
+            logits = self._next_token_logits([self.pair_sequence(instruction, first, second)], source)[0]
+            first_wins.append(float(torch.softmax(logits[self.pair_ids], dim=-1)[0]))
+        return 0.5 * (first_wins[0] + 1.0 - first_wins[1])
 
     @torch.inference_mode()
     def generate_answer(self, instruction: str, frames: Sequence[Frame], max_new_tokens: int = 16) -> Dict[str, object]:

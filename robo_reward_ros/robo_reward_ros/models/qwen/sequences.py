@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """Token sequences with their vision blocks, collated into one right-padded Qwen3-VL batch."""
 import dataclasses
-from typing import Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 import torch
@@ -18,9 +18,10 @@ class QwenSequence:
     mm_token_type_ids: np.ndarray
     blocks: List[VisionBlock]
     modality: str  # "image" or "video"
-    # For the uncached reference path of a video: the whole clip as the processor would give it.
+    # For the uncached reference path of a video: the whole clip as the processor would give it
+    # (several videos: their patches concatenated and a list of their grids).
     video_patches: Optional[np.ndarray] = None
-    video_grid: Optional[tuple] = None
+    video_grid: Optional[Union[tuple, List[tuple]]] = None
     # Or a function giving (patches, grid), called on first use: the cached path never needs the
     # whole clip's pixels, so a streaming step does not resize and normalise every frame again.
     video_source: Optional[Callable[[], Tuple[np.ndarray, tuple]]] = None
@@ -66,5 +67,7 @@ def vision_inputs(qwen_model, sequences: Sequence[QwenSequence], cache: Optional
         return {"pixel_values": pixels, "image_grid_thw": grid}
     wholes = [s.whole_video() for s in sequences]
     pixels = torch.from_numpy(np.concatenate([patches for patches, _ in wholes], axis=0)).to(device)
-    grid = torch.tensor([grid for _, grid in wholes], dtype=torch.long, device=device)
+    # A sequence of several videos (a pair) gives one grid per video.
+    grids = [g for _, grid in wholes for g in (grid if isinstance(grid, list) else [grid])]
+    grid = torch.tensor(grids, dtype=torch.long, device=device)
     return {"pixel_values_videos": pixels, "video_grid_thw": grid}
