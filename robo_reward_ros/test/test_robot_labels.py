@@ -75,6 +75,8 @@ def test_eval_judges_robot_episodes_only_with_their_labels(shift, replayed, tmp_
     assert metrics["kendall_tau_a"]["mean"] == 1.0
     # Preference pairs re-read their clips from the robot recording (two-camera-free, split bag).
     assert metrics["preference_pairs"] == 3 and metrics["preference_accuracy"] == 1.0
+    # The scripted judge's pairwise answers follow its own progress scores on every pair.
+    assert metrics["score_pair_consistency"] == {"consistency": 1.0, "pairs": 3, "judged": 3, "ties": 0}
     assert "preference accuracy" in capsys.readouterr().out.lower()
 
 

@@ -25,9 +25,14 @@ def merge_replays(folders: Sequence[str]) -> Dict[str, Any]:
 
 
 def preference_results(rows: List[Dict[str, Any]], data: Dict[str, Any], frames: int):
-    """(P(A better), A really better) per pair of the same task with different outcomes."""
+    """Ask the model both ways on pairs of the same task with different outcomes: which clip, and each clip's score.
+
+    Returns a ``scoring.PairJudgements`` (None without pairs or without a pairwise mode): P(A better)
+    and the truth per pair, and each clip's own pointwise score (its newest frame's progress) on the
+    same frames, for the score-pair consistency.
+    """
     import numpy as np
-    from robo_reward_ros.evaluation.scoring import preference_pairs
+    from robo_reward_ros.evaluation.scoring import PairJudgements, preference_pairs
     from robo_reward_ros.evaluation.metrics import OUTCOME_RANK
     from robo_reward_ros.models.loading.loader import load_reward_model
     info = data.get("info", {})
@@ -41,7 +46,7 @@ def preference_results(rows: List[Dict[str, Any]], data: Dict[str, Any], frames:
             return None
         outcome = {r["name"]: r["outcome"] for r in rows}
         instruction = {e["name"]: e["instructions"][0] for e in data["episodes"]}
-        clips = {}
+        clips, scores = {}, {}
 
         summaries = {e["name"]: e for e in data["episodes"]}
 
@@ -52,14 +57,22 @@ def preference_results(rows: List[Dict[str, Any]], data: Dict[str, Any], frames:
                 clips[name] = [every[i] for i in sorted(set(picks.tolist()))]
             return clips[name]
 
+        def score(name):
+            if name not in scores:
+                model.reset()
+                scores[name] = float(model.score(instruction[name], clip(name)).progress[-1])
+            return scores[name]
+
         from tqdm import tqdm
-        probs, labels = [], []
+        judged = PairJudgements([], [], [], [])
         # A pair takes a second or more on a CPU: a bar, not a silent minute.
         for a, b in tqdm(pairs, desc="preference pairs", unit="pair", mininterval=1.0):
             model.reset()
-            probs.append(float(model.prefer(instruction[a], clip(a), clip(b))))
-            labels.append(OUTCOME_RANK[outcome[a]] > OUTCOME_RANK[outcome[b]])
-        return probs, labels
+            judged.prob_a_better.append(float(model.prefer(instruction[a], clip(a), clip(b))))
+            judged.a_is_better.append(OUTCOME_RANK[outcome[a]] > OUTCOME_RANK[outcome[b]])
+            judged.score_a.append(score(a))
+            judged.score_b.append(score(b))
+        return judged
     finally:
         model.close()
 

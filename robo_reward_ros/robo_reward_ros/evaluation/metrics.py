@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from typing import Dict, Iterable, Mapping, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterable, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -146,6 +146,23 @@ def preference_accuracy(prob_a_better: Sequence[float], a_is_better: Sequence[bo
     if p.shape != labels.shape or p.size == 0:
         raise ValueError("probabilities and labels must be non-empty and of equal length")
     return float(np.mean((p > 0.5) == labels))
+
+
+def score_pair_consistency(prob_a_better: Sequence[float], score_a: Sequence[float],
+                           score_b: Sequence[float]) -> Dict[str, Any]:
+    """How often a judge's pairwise answer prefers the clip its own pointwise score ranks higher.
+
+    TrustRoboReward's score-pair consistency (reward-models.md 4a). A pair whose two scores are
+    equal, or whose answer is exactly 0.5, orders nothing: it is counted as a tie, not judged.
+    """
+    p = _finite(prob_a_better, "prob_a_better")
+    a, b = _finite(score_a, "score_a"), _finite(score_b, "score_b")
+    if not p.shape == a.shape == b.shape:
+        raise ValueError("probabilities and both scores must be of equal length")
+    ordered = (a != b) & (p != 0.5)
+    agree = (p[ordered] > 0.5) == (a[ordered] > b[ordered])
+    return {"consistency": float(agree.mean()) if agree.size else None,
+            "pairs": int(p.size), "judged": int(ordered.sum()), "ties": int(p.size - ordered.sum())}
 
 
 def detection_scores(detected: Sequence[bool], actual: Sequence[bool]) -> Dict[str, Optional[float]]:

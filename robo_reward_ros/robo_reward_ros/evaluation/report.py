@@ -3,7 +3,7 @@
 """The evaluation report as Markdown (the JSON report is the metrics dict itself)."""
 from __future__ import annotations
 
-from typing import Any, Dict, List, Sequence
+from typing import Any, Dict, List, Optional, Sequence
 
 
 def _f(value, digits: int = 3) -> str:
@@ -34,6 +34,12 @@ def _delay(entry: Dict[str, Any]) -> str:
             f" ({entry['n']} detection(s), {entry['early']} before the onset)")
 
 
+def _consistency(entry: Optional[Dict[str, Any]]) -> str:
+    if not entry:
+        return "n/a"
+    return f"{_f(entry['consistency'])} ({entry['judged']} pairs, {entry['ties']} tied)"
+
+
 def metrics_table(result: Dict[str, Any]) -> str:
     rows = [
         ("VOC, Pearson to the progress label (successful episodes)",
@@ -47,9 +53,11 @@ def metrics_table(result: Dict[str, Any]) -> str:
         ("partial - failure difference", _summary(result["partial_failure_diff"])),
         ("binned MAE, 1-5 scale", _f(result.get("binned_mae_1_5"))),
         ("mean abs(trajectory reward - partial success)", _f(result.get("partial_success_abs_delta"))),
-        ("preference accuracy (Robometer)",
+        ("preference accuracy (pairwise answer vs the outcomes)",
          f"{_f(result['preference_accuracy'])} ({result['preference_pairs']} pairs)"
          if "preference_accuracy" in result else "n/a"),
+        ("score-pair consistency (pairwise answer vs the model's own scores)",
+         _consistency(result.get("score_pair_consistency"))),
         ("success detection", _detection(result["success_detection"])),
         ("success detection delay", _delay(result["success_detection_delay_s"])),
         ("failure detection (success vs failure episodes)", _detection(result["failure_detection"])),

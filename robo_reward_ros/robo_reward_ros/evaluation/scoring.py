@@ -15,7 +15,7 @@ Per episode (from its estimates, i.e. what the node published, in order):
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 from robo_reward_ros.evaluation import metrics
 
@@ -65,8 +65,17 @@ def failure_delay(row: Dict[str, Any]) -> Optional[float]:
     return row["first_failure_stamp"] - row["gt_failure_stamp"]
 
 
+class PairJudgements(NamedTuple):
+    """A pairwise judge on pairs of clips: its answer, the truth, and its own pointwise scores of both."""
+
+    prob_a_better: List[float]
+    a_is_better: List[bool]
+    score_a: List[float]
+    score_b: List[float]
+
+
 def evaluate(rows: Sequence[Dict[str, Any]],
-             preference: Optional[Tuple[List[float], List[bool]]] = None) -> Dict[str, Any]:
+             preference: Optional[PairJudgements] = None) -> Dict[str, Any]:
     judged = [r for r in rows if r.get("outcome") and r["trajectory_reward"] is not None]
     successful = [r for r in judged if r["outcome"] == "success"]
     by_task: Dict[str, Dict[str, List[float]]] = defaultdict(
@@ -92,9 +101,12 @@ def evaluate(rows: Sequence[Dict[str, Any]],
         mae, delta = metrics.binned_mae([r["trajectory_reward"] for r in scored],
                                         [r["partial_success"] for r in scored])
         result.update(binned_mae_1_5=mae, partial_success_abs_delta=delta)
-    if preference and preference[0]:
-        result["preference_accuracy"] = metrics.preference_accuracy(*preference)
-        result["preference_pairs"] = len(preference[0])
+    if preference and preference.prob_a_better:
+        result["preference_accuracy"] = metrics.preference_accuracy(preference.prob_a_better,
+                                                                    preference.a_is_better)
+        result["preference_pairs"] = len(preference.prob_a_better)
+        result["score_pair_consistency"] = metrics.score_pair_consistency(
+            preference.prob_a_better, preference.score_a, preference.score_b)
     # The robot's figures: episode-level success and failure detection.
     result["success_detection"] = metrics.detection_scores(
         [r["detected_success_stamp"] is not None for r in judged],
