@@ -83,6 +83,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "(off: only operator verdicts and confirmed model successes do)")
     p.add_argument("--keep-intervention-frames", action="store_true",
                    help="with --episode-logs: keep the frames under an operator's takeover (default: left out)")
+    p.add_argument("--clip-scores", default="", metavar="JSONL_OR_CSV",
+                   help="per-clip progress in [0, 1] (robo-reward poise --out; id = episode name): each named "
+                        "episode's progress labels end at its score (docs/fine-tuning.md)")
     add_recording_arguments(p)
     return p
 
@@ -109,7 +112,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         mixed_precision=args.mixed_precision, save_dtype=args.save_dtype, eval_params=args.eval_param,
         eval_preference=not args.no_eval_preference, skip_unusable=args.skip_unusable,
         resume=not args.no_resume, progress_bar=not args.quiet, reading=recording_options(args),
-        labels=args.labels, episode_logs=args.episode_logs,
+        labels=args.labels, episode_logs=args.episode_logs, clip_scores=args.clip_scores,
         trust_model_successes=args.trust_model_successes, keep_intervention_frames=args.keep_intervention_frames)
     try:
         result = finetune(config)

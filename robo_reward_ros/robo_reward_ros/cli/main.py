@@ -35,6 +35,8 @@ COMMANDS = {
               "host one reward backend on Ray Serve for several robots (model.backend remote)"),
     "finetune": ("robo_reward_ros.cli.finetune",
                  "fine-tune a Robometer-layout model on episode bags (heads, LoRA or full)"),
+    "poise": ("robo_reward_ros.cli.poise",
+              "edit per-clip scores so that no pairwise preference is reversed (fine-tuning labels)"),
 }
 
 

@@ -65,6 +65,7 @@ class FinetuneConfig:
     episode_logs: Sequence[str] = ()  # or the reward node's episode logs (training/operator_episodes.py)
     trust_model_successes: bool = False  # with episode_logs: a model success no operator contradicted counts
     keep_intervention_frames: bool = False  # with episode_logs: keep the frames under a takeover
+    clip_scores: str = ""  # per-clip progress (robo-reward poise --out): the named episodes' labels end there
 
     def default_lr(self) -> float:
         return self.lr or {"heads": 1e-3, "lora": 5e-4, "full": 3e-4}[self.mode]
@@ -117,6 +118,10 @@ class Finetuner:
         else:
             episodes = load_episodes(config.episodes, config.frame_stride, config.skip_unusable, self.log,
                                      config.reading, config.labels)
+        if config.clip_scores:
+            from robo_reward_ros.training.poise import apply_clip_scores, read_clip_scores
+            changed = apply_clip_scores(episodes, read_clip_scores(config.clip_scores), self.log)
+            self.log(f"finetune: {changed} episode(s) take their progress labels from {config.clip_scores}")
         self.eval_bags: List[str] = []
         if config.eval_episodes:
             from robo_reward_ros.recordings.episode_bag import find_bags
