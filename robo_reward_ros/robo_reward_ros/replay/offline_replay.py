@@ -63,10 +63,22 @@ def offline_parameter_values(model: str = "", backend: str = "", precision: str 
         from robo_reward_ros.simulation.demo_assets import demo_checkpoint
         model = demo_checkpoint(log)
     if model:
-        return node_parameter_values(model, backend or ("robometer" if tiny else "auto"), precision or "fp32", device,
-                                     overrides), tiny
-    return node_parameter_values("", backend, precision, device,
-                                 {"model.preset": "demo", **overrides}), tiny
+        values = node_parameter_values(model, backend or ("robometer" if tiny else "auto"), precision or "fp32",
+                                       device, overrides)
+    else:
+        values = node_parameter_values("", backend, precision, device, {"model.preset": "demo", **overrides})
+    return with_model_monitor_settings(values, overrides, log), tiny
+
+
+def with_model_monitor_settings(values: Dict[str, Any], overrides: Dict[str, Any], log=print) -> Dict[str, Any]:
+    """Apply the model's recommended monitor settings as the node does; a ``-p`` value is the user's and stays."""
+    from robo_reward_ros.settings.monitor_defaults import BUILT_IN, USER, resolve
+    resolution = resolve(values, set(overrides))
+    if resolution.error:
+        log(f"model monitor settings: {resolution.error}")
+    if set(resolution.sources.values()) - {BUILT_IN, USER}:
+        log(f"monitor settings: {resolution.describe()}")
+    return resolution.values
 
 
 def model_info(values: Dict[str, Any], tiny: bool) -> Dict[str, Any]:

@@ -63,6 +63,10 @@ SPECS: Tuple[ParamSpec, ...] = (
     ParamSpec("model.vision_onnx", "",
               "ONNX vision encoder (.onnx file or export directory from robo-reward export-onnx) "
               "run with ONNX Runtime (TensorRT, CUDA or CPU); empty: torch", **_MODEL),
+    ParamSpec("model.monitor_defaults", True,
+              "apply the model's recommended success.* and failure.* settings (monitor_defaults.yaml "
+              "in the checkpoint directory, or the preset's) to those not set explicitly; false: "
+              "the built-in defaults", **_MODEL),
     ParamSpec("model.plugin_modules", "",
               "comma-separated Python modules to import first; they may register backends", **_MODEL),
     # Inputs.

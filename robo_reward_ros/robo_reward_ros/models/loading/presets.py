@@ -8,7 +8,7 @@ still override a preset's values. Memory figures are for choosing a preset, not 
 from __future__ import annotations
 
 import dataclasses
-from typing import Dict
+from typing import Any, Dict, Tuple
 
 from robo_reward_ros.models.loading.bundled_demo import TRAINED_MODEL_DIR
 
@@ -19,6 +19,10 @@ class ModelPreset:
     model_id: str
     precision: str
     note: str
+    # Recommended monitor settings for this checkpoint, as (node parameter, value) pairs; the same
+    # names and checks as a checkpoint's monitor_defaults.yaml (settings/monitor_defaults.py).
+    # None ships yet: no published checkpoint has been calibrated here (robo-reward calibrate).
+    monitor: Tuple[Tuple[str, Any], ...] = ()
 
 
 PRESETS: Dict[str, ModelPreset] = {
