@@ -138,11 +138,19 @@ def unloaded_model_status(node_name: str, configure_error: str,
 
 
 def model_status(node_name: str, model, settings, latency: LatencyWindow, worker, errors,
-                 last_error: str) -> DiagnosticStatus:
-    """``errors``: the pipeline's ModelErrorPolicy; ``worker``: the inference thread or None."""
+                 last_error: str, monitor_settings: str = "",
+                 monitor_defaults_error: str = "") -> DiagnosticStatus:
+    """``errors``: the pipeline's ModelErrorPolicy; ``worker``: the inference thread or None.
+
+    ``monitor_settings``: the model parameters' values and where each came from;
+    ``monitor_defaults_error``: why the model's recommended settings were not used (a warning).
+    """
     percentiles = latency.percentiles() or {}
-    level = ERROR if errors.consecutive else OK
-    return status(f"{node_name}: model", level, last_error or "loaded", {
+    level = ERROR if errors.consecutive else WARN if monitor_defaults_error else OK
+    message = last_error or (f"loaded; {monitor_defaults_error}" if monitor_defaults_error else "loaded")
+    return status(f"{node_name}: model", level, message, {
+        "monitor_settings": monitor_settings,
+        "monitor_defaults_error": monitor_defaults_error,
         "loaded": True,
         "backend": model.name,
         "model_id": settings.model.model_id,

@@ -32,6 +32,7 @@ from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallb
 from rclpy.clock import Clock, ClockType
 from rclpy.lifecycle import LifecycleNodeMixin, State, TransitionCallbackReturn
 from rclpy.node import Node
+from rclpy.parameter import Parameter
 from robo_reward_msgs.msg import FailureEvent, OperatorLabel, ResetRequest, RewardEstimate, RewardStep
 from robo_reward_msgs.msg import TaskSpec as TaskSpecMsg
 from robo_reward_msgs.msg import TaskState
@@ -68,6 +69,7 @@ from robo_reward_ros.node.runner import run_node
 from robo_reward_ros.node.task_conversions import task_from_msg
 from robo_reward_ros.settings.node_settings import (NodeSettings, camera_name, monitor_config,
                                                     read_settings)
+from robo_reward_ros.settings.monitor_defaults import MODEL_PARAMETERS, explicit_names, resolve
 from robo_reward_ros.settings.parameter_table import SPECS
 
 AT_CONFIGURE = frozenset(spec.name for spec in SPECS if spec.at_configure)  # set while unconfigured
@@ -110,6 +112,12 @@ class RewardNode(LifecycleNodeMixin, Node):
         # The newest problem per area, for the log (once per change) and /diagnostics.
         self._last_errors = {"model": "", "task": "", "reset": "", "episode_log": "", "operator": ""}
         self._configure_error = ""
+        # Model parameters set at run time (explicit: a checkpoint's monitor_defaults.yaml never
+        # replaces them); where each model parameter's value came from at the last configure.
+        self._set_at_run_time: set = set()
+        self._applying_model_defaults = False
+        self._monitor_settings = ""
+        self._monitor_defaults_error = ""
         self._loading: Optional[Tuple[str, float]] = None  # (what, monotonic start) during a load
         self._stop_requested = threading.Event()
         self._state_pub = self.create_lifecycle_publisher(TaskState, "task_state", LATCHED_QOS)
@@ -179,6 +187,7 @@ class RewardNode(LifecycleNodeMixin, Node):
         try:
             if self._refused_parameters:
                 raise ValueError("; ".join(self._refused_parameters))
+            self._apply_model_monitor_settings()
             settings = read_settings(current_values(self))
             import_plugins(settings.model.plugin_modules)
             started = time.monotonic()
@@ -209,6 +218,31 @@ class RewardNode(LifecycleNodeMixin, Node):
             f"loaded in {time.monotonic() - started:.1f} s")
         self._check_episode_log_directory(settings.monitor.log_directory)
         return super().on_configure(state)
+
+    def _apply_model_monitor_settings(self) -> None:
+        """Give the model parameters the user has not set the model's recommended values (settings/monitor_defaults.py).
+
+        They are set as parameters, so ``ros2 param get`` shows the values in force, and logged
+        with where each came from. A bad file is reported and the built-in defaults are used.
+        """
+        given = {name: p.value for name, p in (getattr(self, "_parameter_overrides", {}) or {}).items()}
+        resolution = resolve(current_values(self), explicit_names(given, self._set_at_run_time))
+        changed = [Parameter(name, value=resolution.values[name]) for name in MODEL_PARAMETERS
+                   if self.get_parameter(name).value != resolution.values[name]]
+        if changed:
+            with self._state_lock:  # a user's change meanwhile waits, and then counts as the user's
+                self._applying_model_defaults = True
+                try:
+                    result = self.set_parameters_atomically(changed)
+                finally:
+                    self._applying_model_defaults = False
+            if not result.successful:
+                raise ValueError(f"the model's monitor settings: {result.reason}")
+        self._monitor_defaults_error = resolution.error
+        if resolution.error:
+            self.get_logger().error(escape_controls(f"model monitor settings: {resolution.error}"))
+        self._monitor_settings = resolution.describe()
+        self.get_logger().info(escape_controls(f"monitor settings: {self._monitor_settings}"))
 
     def _load_model(self, settings: NodeSettings):
         """Load in a daemon thread; waits for it unless the process stops first (CallAbandoned)."""
@@ -569,8 +603,11 @@ class RewardNode(LifecycleNodeMixin, Node):
     def _apply_parameters(self, parameters) -> None:
         """After an accepted change: new rules for the next episode.
 
-        The running one keeps the rules it started with.
+        The running one keeps the rules it started with. A model parameter set here is the
+        user's (explicit) from now on, unless the node itself set it at configure.
         """
+        if not self._applying_model_defaults:
+            self._set_at_run_time.update(p.name for p in parameters if p.name in MODEL_PARAMETERS)
         if self._settings is None:
             return
         self._pipeline.use_monitor_next(TaskMonitor(self._monitor_config_with(parameters)))
@@ -599,7 +636,8 @@ class RewardNode(LifecycleNodeMixin, Node):
         else:
             array.status.append(diag.model_status(
                 name, self._model, self._settings, self._latency, self._worker,
-                self._pipeline.errors, self._last_errors["model"]))
+                self._pipeline.errors, self._last_errors["model"], self._monitor_settings,
+                self._monitor_defaults_error))
         if self._cameras is not None and self._intake is not None:
             array.status.extend(diag.camera_statuses(
                 name, self._intake, self._rates.rates(self._intake.stats.values()),
