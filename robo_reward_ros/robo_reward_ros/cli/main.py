@@ -31,6 +31,8 @@ COMMANDS = {
     "lerobot": ("robo_reward_ros.cli.lerobot",
                 "score a local LeRobot dataset (v3); --relabel writes a copy with reward columns"),
     "eval": ("robo_reward_ros.cli.evaluate", "reward-quality metrics of replayed episodes"),
+    "calibrate": ("robo_reward_ros.cli.calibrate",
+                  "choose a model's monitor thresholds from labelled episodes; writes monitor_defaults.yaml"),
     "serve": ("robo_reward_ros.cli.serve",
               "host one reward backend on Ray Serve for several robots (model.backend remote)"),
     "finetune": ("robo_reward_ros.cli.finetune",
