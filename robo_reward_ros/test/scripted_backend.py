@@ -12,7 +12,8 @@ in the window). PIXEL_SCRIPTED_DELAY_SEC in the environment makes every step tak
 slow model; PIXEL_SCRIPTED_STEP_STARTED names a file that gets the process id when such a
 step begins); PIXEL_SCRIPTED_LOAD_GATE makes loading wait until that file exists (a slow load). Registered as
 backend ``pixel_scripted`` when this module is imported, which is what the node does with
-``model.plugin_modules: [scripted_backend]``.
+``model.plugin_modules: [scripted_backend]``; ``pixel_scripted_verifier`` reads its success from
+blue (under 150) instead, a second opinion painted apart from the first.
 """
 import os
 import time
@@ -90,4 +91,20 @@ class PixelScriptedBackend(RewardModel):
         self.closed = True
 
 
+class PixelScriptedVerifier(PixelScriptedBackend):
+    """A second opinion the test paints apart from the first model's: success = mean blue / 149.
+
+    Blue under 150 is no fault for either backend, so one frame carries both models' answers.
+    """
+
+    name = "pixel_scripted_verifier"
+    capabilities = Capabilities(progress=True, success=True, preference=False)
+
+    def score(self, instruction: str, frames: Sequence[Frame]) -> ModelOutput:
+        output = super().score(instruction, frames)
+        blue = [min(1.0, float(f.rgb[..., 2].mean()) / 149.0) for f in frames]
+        return ModelOutput(progress=output.progress, stamps=output.stamps, backend=self.name, success=blue)
+
+
 register_backend(PixelScriptedBackend.name, PixelScriptedBackend)
+register_backend(PixelScriptedVerifier.name, PixelScriptedVerifier)

@@ -203,6 +203,26 @@ class DecisionPending(MonitorEvent):
 
 
 @dataclasses.dataclass(frozen=True)
+class VerifierChecked(MonitorEvent):
+    """A second model's answer on a decision the first one was unsure of (``success.verifier.*``).
+
+    ``model_value`` is what put the decision in the band (the first model's success probability,
+    or its progress without a success head); ``value`` the verifier's reading of the same windows
+    (None when it failed: then the first model's decision stands, and ``error`` says why).
+    ``confirmed``: a success at or over ``threshold``, a failure under it.
+    """
+
+    success: bool  # the decision checked: a stage success, else a terminal failure
+    model_value: float
+    value: Optional[float]
+    threshold: float
+    confirmed: bool
+    latency_s: float
+    backend: str
+    error: str = ""
+
+
+@dataclasses.dataclass(frozen=True)
 class FailureDetected(MonitorEvent):
     """``value`` and ``threshold`` are the numbers behind the decision, for plots and alerts.
 
@@ -271,6 +291,7 @@ class RewardStep:
     intervened: bool = False  # an operator was in control: a demonstration transition
     decided_by: DecidedBy = DecidedBy.NONE  # who decided what this step ended
     decider: str = ""
+    verifier: Optional[VerifierChecked] = None  # the second opinion this step applied, if any
 
     @property
     def terminal(self) -> bool:

@@ -72,6 +72,14 @@ class MonitorConfig:
     confirm_timeout_action: str = "apply"  # after the wait: apply the model's decision, or drop it
     verdict_conflict_s: float = 1.0  # an opposite verdict from another source this soon is refused
     start_after_reset_done: bool = False  # reset-done starts the next episode of the same task
+    # A second opinion (docs/reward-engine.md): with a verifier model, a success whose deciding
+    # value (success probability, else progress) lies in the band, or a terminal failure whose
+    # stage progress does (verify_failures), waits for the verifier's reading of the same windows:
+    # a success is confirmed at or over verifier_threshold, a failure under it; else vetoed.
+    verify_successes: bool = False
+    verify_failures: bool = False
+    verifier_band: Tuple[float, float] = (0.5, 0.8)
+    verifier_threshold: float = 0.5
     # Episode log.
     log_directory: Optional[str] = None  # None: no log
     fsync_estimates: bool = False
@@ -114,6 +122,12 @@ class MonitorConfig:
         _positive("confirm_timeout_s", self.confirm_timeout_s)
         if self.confirm_timeout_action not in ("apply", "drop"):
             raise ValueError(f"confirm_timeout_action must be apply or drop, got {self.confirm_timeout_action!r}")
+        band = tuple(float(v) for v in self.verifier_band)
+        if len(band) != 2 or not 0.0 <= band[0] <= band[1] <= 1.0:
+            raise ValueError(f"verifier_band must be [low, high] with 0 <= low <= high <= 1, got "
+                             f"{list(self.verifier_band)!r}")
+        object.__setattr__(self, "verifier_band", band)
+        _unit("verifier_threshold", self.verifier_threshold)
         if not self.verdict_conflict_s >= 0.0:
             raise ValueError(f"verdict_conflict_s must be >= 0, got {self.verdict_conflict_s!r}")
         health = {k for k in self.terminal_failures if not k.is_task_failure}

@@ -35,16 +35,25 @@ class LabelKind(enum.IntEnum):
 
 @dataclasses.dataclass(frozen=True)
 class PendingDecision:
-    """A model decision held for an operator (confirmation mode): ``success`` or a terminal failure."""
+    """A model decision held for an operator (confirmation mode) or a verifier: ``success`` or a terminal failure.
+
+    ``verifier``: it waits for the second model's answer (asked in the same inference step), then
+    for an operator if confirmation mode is on too. ``model_value`` put it in the verifier's band;
+    ``step`` is the step it was decided in (cameras, scored stage, success probability, stamp), for
+    the reward step of its outcome.
+    """
 
     success: bool
     stamp: float
     reason: str
     failure_kind: int = 0
+    verifier: bool = False
+    model_value: float = 0.0
+    step: Optional[tuple] = None
 
     def describe(self) -> str:
         what = "success" if self.success else "failure"
-        return f"{what} pending confirmation ({self.reason})"
+        return f"{what} pending {'a second opinion' if self.verifier else 'confirmation'} ({self.reason})"
 
 
 @dataclasses.dataclass(frozen=True)

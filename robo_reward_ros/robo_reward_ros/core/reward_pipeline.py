@@ -23,6 +23,7 @@ from robo_reward_ros.core.monitor_update import MonitorState, MonitorUpdate
 from robo_reward_ros.core.operator_labels import OperatorAnswer
 from robo_reward_ros.core.task_monitor import TaskMonitor
 from robo_reward_ros.core.task_spec import TaskSpec
+from robo_reward_ros.core.verifier import Verifier, VerifierReading
 
 
 @dataclasses.dataclass(frozen=True)
@@ -109,10 +110,13 @@ class ModelErrorPolicy:
 class RewardPipeline:
     def __init__(self, model, monitor: TaskMonitor, cameras: Sequence[str],
                  window: WindowConfig = WindowConfig(),
-                 errors: Optional[ModelErrorPolicy] = None, clock=time.monotonic) -> None:
+                 errors: Optional[ModelErrorPolicy] = None, clock=time.monotonic,
+                 verifier: Optional[Verifier] = None) -> None:
+        """Build the loop; ``verifier`` is the second model the monitor's in-band decisions wait for (None: none)."""
         if not cameras:
             raise ValueError("at least one camera is needed")
         self.model = model
+        self.verifier = verifier
         self.monitor = monitor
         self.window_config = window
         self.windows: Dict[str, FrameWindow] = {
@@ -270,6 +274,9 @@ class RewardPipeline:
                 self._scored[camera] = (generation, frames[-1].stamp)
             update = self.monitor.update_step([estimate for _, _, estimate in scored])
             self._follow(update)
+            question = self.monitor.verifier_question()
+        answers = self._second_opinion(question, instruction, generation,
+                                       [frames for _, frames, _ in scored])
         results: List[CameraResult] = []
         for index, (camera, frames, estimate) in enumerate(scored):
             taken = camera in update.accepted_cameras
@@ -278,7 +285,29 @@ class RewardPipeline:
                 own = dataclasses.replace(own, events=(), step=None)
             results.append(CameraResult(camera, estimate, own, len(frames),
                                         update.step if taken else None))
-        return StepReport(tuple(results))
+        return StepReport(tuple(results), answers)
+
+    def _second_opinion(self, question, instruction: str, generation: int,
+                        windows: List[List[Frame]]) -> Tuple[MonitorUpdate, ...]:
+        """Ask the verifier about the windows a held decision was made on; its answer as an update.
+
+        Asked outside the lock, like the model: services and frames go on meanwhile. An answer
+        for a stage or episode that changed in between (an operator decided) is not applied.
+        """
+        if question is None:
+            return ()
+        episode_id, _ = question
+        if self.verifier is None:  # a monitor with verify_* set but no model to ask
+            reading = VerifierReading(None, 0.0, "none", "no verifier model is loaded")
+        else:
+            reading = self.verifier.ask(instruction, windows)
+        with self._lock:
+            if generation != self._generation:
+                return ()
+            update = self.monitor.verifier_answer(episode_id, reading.value, reading.latency_s,
+                                                  reading.backend, reading.error)
+            self._follow(update)
+        return (update,) if update.events or update.step is not None else ()
 
     def query_now(self) -> ProgressQuery:
         """Score the newest window of every camera now, outside the periodic steps.

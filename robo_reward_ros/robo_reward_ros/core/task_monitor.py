@@ -31,13 +31,14 @@ from robo_reward_ros.core.operator_labels import PendingDecision
 from robo_reward_ros.core.reward_steps import EpisodeRewardSteps, ScoredStage
 from robo_reward_ros.core.task_spec import TaskSpec
 from robo_reward_ros.core.time_limits import time_limit_exceeded
+from robo_reward_ros.core.verifier_inputs import VerifierInputs
 
 
 # Ended episodes an operator's late label may still name (ids, oldest dropped first).
 KEPT_ENDED_EPISODES = 1000
 
 
-class TaskMonitor(OperatorInputs):
+class TaskMonitor(OperatorInputs, VerifierInputs):
     """Success, failure, stage and episode decisions for a stream of reward estimates.
 
     The operator's inputs (verdicts, vetoes, takeovers, resets, dismissals) are in
@@ -190,8 +191,12 @@ class TaskMonitor(OperatorInputs):
             if resolved is not None:
                 return resolved
         elif stage.success.succeeded():
-            if self.config.confirm_decisions:
-                events.append(self._hold(PendingDecision(True, now, stage.success_reason(self.config)), now))
+            decided = PendingDecision(True, now, stage.success_reason(self.config), step=step)
+            value = success_prob if success_prob is not None else stage.progress
+            if self._second_opinion_wanted(True, value):
+                self._await_verifier(decided, value)
+            elif self.config.confirm_decisions:
+                events.append(self._hold(decided, now))
             else:
                 return self._succeed(events, now, DecidedBy.MODEL, "", "", step)
         elif episode.intervention_since is None:  # a stall during a takeover is no robot failure
@@ -200,6 +205,10 @@ class TaskMonitor(OperatorInputs):
                 if finding is None:
                     continue
                 terminal = finding.kind in self.config.terminal_failures
+                if terminal and self._second_opinion_wanted(False, stage.progress):
+                    self._await_verifier(PendingDecision(False, now, finding.description, int(finding.kind),
+                                                         step=step), stage.progress)
+                    break
                 if terminal and self.config.confirm_decisions:
                     events.append(self._hold(PendingDecision(
                         False, now, finding.description, int(finding.kind)), now))

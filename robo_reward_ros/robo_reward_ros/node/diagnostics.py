@@ -139,11 +139,12 @@ def unloaded_model_status(node_name: str, configure_error: str,
 
 def model_status(node_name: str, model, settings, latency: LatencyWindow, worker, errors,
                  last_error: str, monitor_settings: str = "",
-                 monitor_defaults_error: str = "") -> DiagnosticStatus:
+                 monitor_defaults_error: str = "", memory=None) -> DiagnosticStatus:
     """``errors``: the pipeline's ModelErrorPolicy; ``worker``: the inference thread or None.
 
     ``monitor_settings``: the model parameters' values and where each came from;
-    ``monitor_defaults_error``: why the model's recommended settings were not used (a warning).
+    ``monitor_defaults_error``: why the model's recommended settings were not used (a warning);
+    ``memory``: both models' memory at configure (verifier_loading.MemoryReport) when a verifier runs.
     """
     percentiles = latency.percentiles() or {}
     level = ERROR if errors.consecutive else WARN if monitor_defaults_error else OK
@@ -163,6 +164,9 @@ def model_status(node_name: str, model, settings, latency: LatencyWindow, worker
         "model_errors_total": errors.total,
         "model_errors_consecutive": errors.consecutive,
         "last_error": last_error,
+        "verifier": (f"{settings.verifier.backend} {settings.verifier.model_id} {settings.verifier.precision}"
+                     if settings.verifier is not None else "none"),
+        "memory": memory.describe() if memory is not None else "",
     })
 
 

@@ -130,4 +130,10 @@ def step_msg(step: Step) -> RewardStep:
     msg.cameras = list(step.cameras)
     msg.intervened = step.intervened
     msg.decided_by = decided_by_msg(step.decided_by, step.decider)
+    checked = step.verifier
+    msg.verifier_checked = checked is not None
+    msg.verifier_confirmed = checked is not None and checked.confirmed
+    msg.verifier_value = finite_or_nan(checked.value if checked is not None else None)
+    msg.verifier_latency_sec = float(checked.latency_s) if checked is not None else 0.0
+    msg.verifier_backend = checked.backend if checked is not None else ""
     return msg

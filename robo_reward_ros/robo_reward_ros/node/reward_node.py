@@ -43,17 +43,19 @@ from robo_reward_ros.core.abandonable_call import CallAbandoned, call_abandonabl
 from robo_reward_ros.core.best_effort_log import check_log_directory, free_bytes
 from robo_reward_ros.core.call_budget import CallBudget
 from robo_reward_ros.core.episode_ids import InvalidEpisodeIdError
-from robo_reward_ros.core.events import DecisionPending, EpisodeEnded, FailureDetected
+from robo_reward_ros.core.events import DecisionPending, EpisodeEnded, FailureDetected, VerifierChecked
 from robo_reward_ros.core.frame_intake import FrameIntake, IntakeResult
 from robo_reward_ros.core.log_text import escape_controls
 from robo_reward_ros.core.monitor_update import MonitorUpdate
 from robo_reward_ros.core.periodic_worker import PeriodicWorker
 from robo_reward_ros.core.reward_pipeline import RewardPipeline
 from robo_reward_ros.core.task_monitor import TaskMonitor
+from robo_reward_ros.core.verifier import Verifier
 from robo_reward_ros.core.task_spec import (InvalidTaskError, TaskSpec, build_task,
                                             check_task_for_model, describe_task)
 from robo_reward_ros.models.loading.backend_registry import import_plugins
 from robo_reward_ros.models.loading.loader import load_reward_model
+from robo_reward_ros.models.loading.verifier_loading import MemoryReport, load_verifier
 from robo_reward_ros.node import diagnostics as diag
 from robo_reward_ros.node.camera_subscriptions import CameraSubscriptions, camera_qos
 from robo_reward_ros.node.messages import estimate_msg, failure_msg, reset_msg, state_msg, step_msg
@@ -100,6 +102,8 @@ class RewardNode(LifecycleNodeMixin, Node):
         on_parameters_set(self, self._validate_parameters, self._apply_parameters)
         self._settings: Optional[NodeSettings] = None
         self._model = None
+        self._verifier = None  # the second opinion's model (success.verifier.*), or None
+        self._memory_report: Optional[MemoryReport] = None
         self._pipeline: Optional[RewardPipeline] = None
         self._intake: Optional[FrameIntake] = None
         self._cameras: Optional[CameraSubscriptions] = None
@@ -203,6 +207,7 @@ class RewardNode(LifecycleNodeMixin, Node):
                 raise ValueError(
                     f"window.max_frames ({settings.window.max_frames}) is smaller than the "
                     f"{needed} frames {model.name} scores per query")
+            verifier = self._load_verifier(settings, model)
         except CallAbandoned:
             self._configure_error = "configure abandoned: the node is shutting down"
             self.get_logger().warning(f"{self._configure_error} while the model loads")
@@ -211,11 +216,18 @@ class RewardNode(LifecycleNodeMixin, Node):
             self._configure_error = f"configure failed: {type(exc).__name__}: {exc}"
             self.get_logger().error(self._configure_error)
             return TransitionCallbackReturn.FAILURE
-        self._install(settings, model)
+        self._install(settings, model, verifier)
         self.get_logger().info(
             f"model {settings.model.model_id or settings.model.backend} "
             f"({model.name}, {settings.model.precision}, device {_device_of(model, settings)}) "
             f"loaded in {time.monotonic() - started:.1f} s")
+        if verifier is not None:
+            self.get_logger().info(
+                f"verifier {settings.verifier.model_id or settings.verifier.backend} ({verifier.name}, "
+                f"{settings.verifier.precision}) loaded: asked about successes in "
+                f"[{settings.monitor.verifier_band[0]:g}, {settings.monitor.verifier_band[1]:g}]"
+                f"{' and terminal failures' if settings.monitor.verify_failures else ''}; memory: "
+                f"{self._memory_report.describe()}")
         self._check_episode_log_directory(settings.monitor.log_directory)
         return super().on_configure(state)
 
@@ -265,13 +277,31 @@ class RewardNode(LifecycleNodeMixin, Node):
         finally:
             self._loading = None
 
+    def _load_verifier(self, settings: NodeSettings, model):
+        """Load the second opinion's model if one is set, after checking both fit (the model is closed if not)."""
+        spec = settings.verifier
+        if spec is None:
+            return None
+        self.get_logger().info(f"loading verifier {spec.model_id or spec.backend} (backend {spec.backend}, "
+                               f"precision {spec.precision}, device {spec.device})")
+        try:
+            verifier, self._memory_report = call_abandonable(
+                lambda: load_verifier(spec, model, load_reward_model), self._stop_requested,
+                name="verifier-load")
+        except BaseException:
+            model.close()
+            raise
+        return verifier
+
     @holding_state_lock
-    def _install(self, settings: NodeSettings, model) -> None:
+    def _install(self, settings: NodeSettings, model, verifier=None) -> None:
         self._configure_error = ""
         self._model = model
+        self._verifier = verifier
         self._pipeline = RewardPipeline(model, TaskMonitor(settings.monitor),
                                         settings.monitor.cameras,
-                                        settings.window, settings.error_policy())
+                                        settings.window, settings.error_policy(),
+                                        verifier=Verifier(verifier) if verifier is not None else None)
         self._intake = FrameIntake(
             self._pipeline, settings.max_pixels, settings.max_stamp_jump_sec,
             settings.new_timeline_frames,
@@ -409,7 +439,10 @@ class RewardNode(LifecycleNodeMixin, Node):
         if self._model is not None:
             with self._model_lock:
                 self._model.close()
-            self._model = None
+                if self._verifier is not None:
+                    self._verifier.close()
+            self._model = self._verifier = None
+            self._memory_report = None
             gc.collect()
             torch = sys.modules.get("torch")
             if torch is not None and torch.cuda.is_available():
@@ -520,7 +553,15 @@ class RewardNode(LifecycleNodeMixin, Node):
         if not update.events:
             return
         for event in update.events:
-            if isinstance(event, DecisionPending):
+            if isinstance(event, VerifierChecked):
+                what = "success" if event.success else "failure"
+                said = (f"failed ({event.error}), the model's decision stands" if event.value is None else
+                        f"{event.value:.2f} vs threshold {event.threshold:g}: "
+                        f"{'confirmed' if event.confirmed else 'vetoed'}")
+                self.get_logger().info(escape_controls(
+                    f"episode {event.episode_id}: verifier {event.backend} on the model's {what} "
+                    f"({event.model_value:.2f}, in the band): {said} ({event.latency_s * 1000:.0f} ms)"))
+            elif isinstance(event, DecisionPending):
                 self.get_logger().info(escape_controls(
                     f"episode {event.episode_id}: {'success' if event.success else 'failure'} "
                     f"pending an operator's confirmation ({event.reason})"))
@@ -637,7 +678,7 @@ class RewardNode(LifecycleNodeMixin, Node):
             array.status.append(diag.model_status(
                 name, self._model, self._settings, self._latency, self._worker,
                 self._pipeline.errors, self._last_errors["model"], self._monitor_settings,
-                self._monitor_defaults_error))
+                self._monitor_defaults_error, self._memory_report))
         if self._cameras is not None and self._intake is not None:
             array.status.extend(diag.camera_statuses(
                 name, self._intake, self._rates.rates(self._intake.stats.values()),

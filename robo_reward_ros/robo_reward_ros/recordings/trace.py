@@ -54,8 +54,8 @@ class EventRecord:
     episode: str
     stamp: float
     stage: int
-    type: str  # stage_succeeded | failure | episode_ended
-    kind: str = ""  # failure kind (regression, stall, ...) for failures
+    type: str  # stage_succeeded | failure | episode_ended | verifier
+    kind: str = ""  # failure kind (regression, stall, ...) for failures; confirmed | vetoed for the verifier
     terminal: bool = False
     task_failure: bool = False
     status: str = ""  # episode_ended: succeeded, failed, timed_out, idle (aborted)

@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from robo_reward_ros.core.events import (EpisodeEnded, FailureDetected, MonitorEvent,
-                                         StageSucceeded)
+                                         StageSucceeded, VerifierChecked)
 from robo_reward_ros.core.frame_intake import FrameIntake, ManualClock
 from robo_reward_ros.core.monitor_update import MonitorUpdate
 from robo_reward_ros.core.reward_pipeline import CameraResult, RewardPipeline
@@ -139,10 +139,20 @@ class OfflineReplay:
             model = load_reward_model(spec.model_id, spec.backend, spec.precision,
                                       spec.device, **dict(spec.options))
         self.model = model
+        self.verifier = None  # the second opinion (success.verifier.*), loaded as the node does
+        if self.settings.verifier is not None:
+            from robo_reward_ros.core.verifier import Verifier
+            from robo_reward_ros.models.loading.backend_registry import import_plugins
+            from robo_reward_ros.models.loading.loader import load_reward_model
+            from robo_reward_ros.models.loading.verifier_loading import load_verifier
+            import_plugins(self.settings.verifier.plugin_modules)
+            self.verifier = Verifier(load_verifier(self.settings.verifier, model, load_reward_model)[0])
         self.camera = self.settings.monitor.cameras[0]
 
     def close(self) -> None:
         self.model.close()
+        if self.verifier is not None:
+            self.verifier.close()
 
     def replay(self, episode: Episode, bag: str = "",
                on_frame: Optional[Callable[[], None]] = None) -> EpisodeTrace:
@@ -230,7 +240,7 @@ class OfflineReplay:
         """Run the node's loop in frame-stamp time: intake every frame, step at ``inference.rate_hz``."""
         pipeline = RewardPipeline(self.model, TaskMonitor(settings.monitor),
                                   settings.monitor.cameras, settings.window,
-                                  settings.error_policy())
+                                  settings.error_policy(), verifier=self.verifier)
         clock = ManualClock()  # follows the recording's stamps
         intake = FrameIntake(pipeline, settings.max_pixels, settings.max_stamp_jump_sec,
                              settings.new_timeline_frames, topics=topics, clock=clock)
@@ -319,4 +329,11 @@ def event_record(episode: str, event: MonitorEvent) -> Optional[EventRecord]:
     if isinstance(event, EpisodeEnded):
         return EventRecord(episode, event.stamp, event.stage_index, "episode_ended",
                            status=event.status.name.lower(), text=event.reason)
+    if isinstance(event, VerifierChecked):
+        value = "failed" if event.value is None else f"{event.value:.3f}"
+        return EventRecord(episode, event.stamp, event.stage_index, "verifier",
+                           kind="confirmed" if event.confirmed else "vetoed",
+                           text=f"{'success' if event.success else 'failure'} at {event.model_value:.3f}; "
+                                f"verifier {event.backend} {value} vs {event.threshold:g} "
+                                f"({event.latency_s * 1000:.0f} ms){'; ' + event.error if event.error else ''}")
     return None

@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
-from typing import Any, Dict, Sequence, Tuple
+from typing import Any, Dict, Optional, Sequence, Tuple
 
 from robo_reward_ros.core.reward_pipeline import ModelErrorPolicy, WindowConfig
 from robo_reward_ros.core.monitor_config import MonitorConfig
@@ -29,6 +29,7 @@ class ModelSettings:
 @dataclasses.dataclass(frozen=True)
 class NodeSettings:
     model: ModelSettings
+    verifier: Optional[ModelSettings]  # the second opinion's model, None without one
     camera_topics: Tuple[str, ...]
     qos_reliability: str
     qos_depth: int
@@ -110,6 +111,8 @@ MONITOR_PARAMETERS = {
     "confirm_timeout_action": "operator.confirm_timeout_action",
     "verdict_conflict_s": "operator.verdict_conflict_sec",
     "start_after_reset_done": "operator.start_after_reset_done",
+    "verifier_threshold": "success.verifier.threshold",
+    "verify_failures": "success.verifier.check_failures",
 }
 _MONITOR_NAME = re.compile(r"\b(" + "|".join(sorted(MONITOR_PARAMETERS, key=len, reverse=True)) + r")\b")
 
@@ -121,9 +124,14 @@ def monitor_config(values: Dict[str, Any], cameras: Sequence[str]) -> MonitorCon
     fields["terminal_failures"] = frozenset(_split(fields["terminal_failures"]))
     fields["episode_timeout_s"] = fields["episode_timeout_s"] or None
     fields["stage_timeout_s"] = fields["stage_timeout_s"] or None
+    verifier = bool(str(values["success.verifier.backend"]).strip())
+    fields["verify_failures"] = verifier and bool(fields["verify_failures"])
+    band = (values["success.verifier.band_low"], values["success.verifier.band_high"])
+    if band[0] > band[1]:
+        raise ValueError(f"success.verifier.band_low ({band[0]}) exceeds success.verifier.band_high ({band[1]})")
     try:
         return MonitorConfig(
-            cameras=tuple(cameras), **fields,
+            cameras=tuple(cameras), **fields, verify_successes=verifier, verifier_band=band,
             log_directory=os.path.expanduser(directory) if directory else None,
             # The node and the replay see camera outages through the frame intake's clock.
             gaps_are_outages=False)
@@ -134,6 +142,26 @@ def monitor_config(values: Dict[str, Any], cameras: Sequence[str]) -> MonitorCon
 def camera_name(topic: str) -> str:
     """Return the name estimates and events use for a camera: its topic without the transport suffix."""
     return topic[:-len("/compressed")] if topic.endswith("/compressed") else topic
+
+
+def verifier_settings(values: Dict[str, Any], model: ModelSettings) -> Optional[ModelSettings]:
+    """Return the second opinion's model (``success.verifier.*``), or None without one."""
+    backend = str(values["success.verifier.backend"]).strip()
+    if not backend:
+        return None
+    if backend == "remote":
+        raise ValueError("success.verifier.backend: a remote verifier is not supported; load it here")
+    model_id = str(values["success.verifier.id"]).strip()
+    if not model_id and backend in ("auto", "robometer", "roboreward", "topreward"):
+        raise ValueError(f"success.verifier.id: the {backend} verifier needs a model id or directory")
+    precision = str(values["success.verifier.precision"]).strip() or model.precision
+    device = str(values["success.verifier.device"]).strip() or model.device
+    try:
+        check_precision(precision)
+        check_device(device)
+    except ValueError as exc:
+        raise ValueError(f"success.verifier.{str(exc)}") from None
+    return ModelSettings(backend, os.path.expanduser(model_id), precision, device, model.plugin_modules)
 
 
 def read_settings(values: Dict[str, Any]) -> NodeSettings:
@@ -157,8 +185,10 @@ def read_settings(values: Dict[str, Any]) -> NodeSettings:
               values["inference.error_backoff_max_sec"])
     if errors[2] < errors[1]:
         raise ValueError("inference.error_backoff_max_sec must be >= inference.error_backoff_sec")
+    model = model_settings(values)
     return NodeSettings(
-        model=model_settings(values), camera_topics=topics, qos_reliability=reliability,
+        model=model, verifier=verifier_settings(values, model), camera_topics=topics,
+        qos_reliability=reliability,
         qos_depth=values["cameras.qos.depth"], max_pixels=values["cameras.max_pixels"],
         max_stamp_jump_sec=values["cameras.max_stamp_jump_sec"],
         new_timeline_frames=values["cameras.new_timeline_frames"],

@@ -128,6 +128,27 @@ SPECS: Tuple[ParamSpec, ...] = (
               low=1, high=100),
     ParamSpec("success.camera_rule", "majority", "combine cameras: any, majority or all",
               read_only=False),
+    # A second opinion (docs/reward-engine.md): a verifier model, loaded at configure.
+    ParamSpec("success.verifier.backend", "",
+              "a second model asked only about decisions in success.verifier.band_*: roboreward, "
+              "topreward, robometer or a plugin backend; empty: no verifier", **_MODEL),
+    ParamSpec("success.verifier.id", "", "the verifier's model id or local checkpoint directory",
+              **_MODEL),
+    ParamSpec("success.verifier.precision", "", "the verifier's precision; empty: model.precision's",
+              **_MODEL),
+    ParamSpec("success.verifier.device", "", "the verifier's device; empty: the model's", **_MODEL),
+    ParamSpec("success.verifier.band_low", 0.5,
+              "a success whose deciding value (success probability, else progress) lies in "
+              "[band_low, band_high] waits for the verifier", read_only=False, low=0.0, high=1.0),
+    ParamSpec("success.verifier.band_high", 0.8, "upper end of that band", read_only=False,
+              low=0.0, high=1.0),
+    ParamSpec("success.verifier.threshold", 0.5,
+              "the verifier's reading (TOPReward's P(True), a success head, else progress) that "
+              "confirms a success (at or over it) or a failure (under it); else it vetoes",
+              read_only=False, low=0.0, high=1.0),
+    ParamSpec("success.verifier.check_failures", False,
+              "terminal failures whose stage progress lies in the band wait for the verifier too",
+              read_only=False),
     # Failures.
     ParamSpec("failure.regression_margin", 0.25, "progress drop below the best that counts",
               read_only=False, low=0.0, high=1.0),

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any, Dict, List, Optional, Sequence
 
 EVENT_COLORS = {"stage_succeeded": "tab:green", "failure": "tab:red",
-                "episode_ended": "tab:gray"}
+                "episode_ended": "tab:gray", "verifier": "tab:cyan"}
 # Each failure kind its own colour and line, so a stall and low progress read apart in one plot.
 FAILURE_STYLES = {"regression": ("tab:red", "-"), "stall": ("tab:purple", "--"),
                   "low_progress": ("tab:brown", "-."), "timeout": ("tab:gray", ":")}
