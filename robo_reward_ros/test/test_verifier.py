@@ -153,3 +153,30 @@ def test_done_value_prefers_a_yes_no_answer_then_a_success_head_then_progress():
     assert done_value(ModelOutput([0.2, 0.3], stamps, "x", success=[0.1, 0.6])) == pytest.approx(0.6)
     assert done_value(ModelOutput([0.2, 0.3], stamps, "x")) == pytest.approx(0.3)
     assert done_value(ModelOutput(np.array([0.2, 1.7]), stamps, "x")) == 1.0
+
+
+def test_the_verifiers_memory_is_told_from_its_checkpoint_and_a_misfit_refused(tiny_roboreward_dir,
+                                                                                roboreward_fp32):
+    from robo_reward_ros.models.loading.loader import load_reward_model
+    from robo_reward_ros.models.loading.memory_fit import (HEADROOM, checkpoint_parameters, fit_problem,
+                                                           needed_bytes, resident_bytes)
+    from robo_reward_ros.models.loading.verifier_loading import load_verifier
+    from robo_reward_ros.settings.node_settings import ModelSettings
+    stored = checkpoint_parameters(tiny_roboreward_dir)
+    loaded = sum(p.numel() for p in roboreward_fp32.model.parameters())
+    assert stored == loaded  # read from the safetensors headers, no weight loaded
+    assert needed_bytes(tiny_roboreward_dir, "fp32") == int(stored * 4 * HEADROOM)
+    assert needed_bytes(tiny_roboreward_dir, "nf4") < needed_bytes(tiny_roboreward_dir, "bf16")
+    assert needed_bytes("/no/such/checkpoint", "fp32") is None
+    need = needed_bytes(tiny_roboreward_dir, "fp32")
+    problem = fit_problem("the verifier tiny (fp32)", need, need - 1, "cuda:0 (cudaMemGetInfo)", "the model (1 GiB)")
+    assert "the verifier tiny (fp32) needs about" in problem and "success.verifier.precision" in problem
+    assert fit_problem("v", need, need, "cuda:0", "m") == "" and fit_problem("v", None, 1, "cuda:0", "m") == ""
+    spec = ModelSettings("roboreward", tiny_roboreward_dir, "fp32", "cpu", ())
+    verifier, report = load_verifier(spec, roboreward_fp32, load_reward_model)
+    try:
+        assert report.verifier_bytes == resident_bytes(verifier) == resident_bytes(roboreward_fp32)
+        assert report.verifier_need_bytes == need and report.free_bytes > need
+        assert "fits" in report.describe() and report.device == "cpu"
+    finally:
+        verifier.close()
