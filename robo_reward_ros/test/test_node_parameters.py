@@ -30,6 +30,23 @@ def test_explicit_values_override_the_preset_and_onnx_becomes_a_backend_option()
                                             "vision_onnx": "/models/vision.onnx"}
 
 
+def test_the_trustroboreward_slot_runs_a_local_copy_as_roboreward():
+    settings = read_settings(values(model__preset="trustroboreward-4b", model__id="/models/trust"))
+    assert (settings.model.backend, settings.model.model_id, settings.model.precision) == (
+        "roboreward", "/models/trust", "bf16")
+
+
+def test_a_verifier_defaults_to_the_models_precision_and_device_and_turns_the_checks_on():
+    settings = read_settings(values(success__verifier__backend="topreward", success__verifier__id="/m",
+                                    success__verifier__check_failures=True))
+    assert (settings.verifier.backend, settings.verifier.precision, settings.verifier.device) == (
+        "topreward", "nf4", "auto")
+    assert settings.monitor.verify_successes and settings.monitor.verify_failures
+    assert settings.monitor.verifier_band == (0.5, 0.8)
+    plain = read_settings(values(success__verifier__check_failures=True))
+    assert plain.verifier is None and not plain.monitor.verify_successes and not plain.monitor.verify_failures
+
+
 def test_compressed_topics_name_their_camera_without_the_transport():
     assert camera_name("wrist/image_raw/compressed") == "wrist/image_raw"
     settings = read_settings(values(cameras__topics=["front/image_raw",
@@ -40,6 +57,16 @@ def test_compressed_topics_name_their_camera_without_the_transport():
 @pytest.mark.parametrize("changes, message", [
     (dict(model__preset="robometer-9000"), "unknown model preset 'robometer-9000'"),
     (dict(model__preset=""), "no model: set model.preset, or model.id"),
+    (dict(model__preset="trustroboreward-4b"),
+     "model.preset trustroboreward-4b: TrustRoboReward-4B: weights not published yet"),
+    (dict(success__verifier__backend="topreward"),
+     "success.verifier.id: the topreward verifier needs a model id or directory"),
+    (dict(success__verifier__backend="remote", success__verifier__id="http://x:8000"),
+     "a remote verifier is not supported"),
+    (dict(success__verifier__backend="topreward", success__verifier__id="/m", success__verifier__precision="fp8"),
+     "success.verifier.precision"),
+    (dict(success__verifier__band_low=0.9, success__verifier__band_high=0.5),
+     "success.verifier.band_low (0.9) exceeds success.verifier.band_high (0.5)"),
     (dict(cameras__topics=[""]), "cameras.topics must name at least one camera topic"),
     (dict(cameras__topics=["a/image_raw", "a/image_raw/compressed"]), "names a camera twice"),
     (dict(cameras__qos__reliability="sometimes"), "cameras.qos.reliability must be"),

@@ -64,6 +64,8 @@ def model_settings(values: Dict[str, Any]) -> ModelSettings:
     backend = values["model.backend"] or (preset.backend if preset else "auto")
     model_id = values["model.id"] or (preset.model_id if preset else "")
     precision = values["model.precision"] or (preset.precision if preset else "bf16")
+    if not model_id and preset is not None and not preset.model_id:
+        raise ValueError(f"model.preset {preset_name}: {preset.note}")
     if not model_id and backend in ("auto", "robometer", "roboreward", "topreward", "remote"):
         raise ValueError("no model: set model.preset, or model.id (a model id or directory)")
     if backend == "remote":

@@ -44,6 +44,12 @@ PRESETS: Dict[str, ModelPreset] = {
     "roboreward-8b": ModelPreset(
         "roboreward", "teetone/RoboReward-8B", "bf16",
         "the larger RoboReward; >= 20 GB GPU in bf16"),
+    # TrustRoboReward (RoboReward's scores kept consistent with its pairwise answers, POISE): its
+    # weights were not published by 2026-12, so the slot has no model id; model.id names a copy.
+    "trustroboreward-4b": ModelPreset(
+        "roboreward", "", "bf16",
+        "TrustRoboReward-4B: weights not published yet (no model id known); set model.id to a local "
+        "copy in RoboReward's layout"),
     "topreward-qwen3vl-8b": ModelPreset(
         "topreward", "Qwen/Qwen3-VL-8B-Instruct", "bf16",
         "training-free: log-probability that the video completes the task"),
