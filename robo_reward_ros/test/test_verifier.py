@@ -155,8 +155,8 @@ def test_done_value_prefers_a_yes_no_answer_then_a_success_head_then_progress():
     assert done_value(ModelOutput(np.array([0.2, 1.7]), stamps, "x")) == 1.0
 
 
-def test_the_verifiers_memory_is_told_from_its_checkpoint_and_a_misfit_refused(tiny_roboreward_dir,
-                                                                                roboreward_fp32):
+def test_the_verifiers_memory_is_told_from_its_checkpoint_and_a_misfit_refused(
+        tiny_roboreward_dir, roboreward_fp32):
     from robo_reward_ros.models.loading.loader import load_reward_model
     from robo_reward_ros.models.loading.memory_fit import (HEADROOM, checkpoint_parameters, fit_problem,
                                                            needed_bytes, resident_bytes)
