@@ -93,6 +93,14 @@ class Listener:
                     return {kv.key: kv.value for kv in status.values}.get(key)
         return None
 
+    def message(self, name_part):
+        """Return the newest message of the status whose name holds ``name_part`` ("" before one came)."""
+        for array in reversed(self.diagnostics):
+            for status in array.status:
+                if name_part in status.name:
+                    return status.message
+        return ""
+
 
 def test_node_scores_the_camera_stream_and_publishes_estimates(ros_node, spawn, tmp_path):
     camera_started = time.time()  # the synthetic camera stamps its frames with the wall clock

@@ -22,18 +22,10 @@ def test_frames_that_never_arrive_are_estimated_from_the_stamps_in_diagnostics(r
             camera.pub.publish(camera.frame(step=0.0))
 
     spin_until(ros_node, lambda: camera_losing_half() or "never arrived" in (
-        _message(listen, "camera camera/image_raw")), what="the estimated loss in diagnostics",
+        listen.message("camera camera/image_raw")), what="the estimated loss in diagnostics",
         processes=[node])
     missed = int(listen.diagnostic("camera camera/image_raw", "frames_missed_by_stamps"))
     assert missed >= 10
     assert listen.diagnostic("camera camera/image_raw", "publisher_period_sec") == "0.0500"
     assert listen.diagnostic("camera camera/image_raw", "frames_lost_in_transport") == "0"
     assert node.interrupt() == 0, node.output()
-
-
-def _message(listen, name_part):
-    for array in reversed(listen.diagnostics):
-        for status in array.status:
-            if name_part in status.name:
-                return status.message
-    return ""

@@ -77,15 +77,7 @@ def test_a_verifier_that_cannot_load_fails_configure_with_the_reason(ros_node, s
                                   "success.verifier.precision:=fp32", "success.verifier.device:=cpu"),
                  env=SCRIPTED_ENV)
     listen = Listener(ros_node)
-    spin_until(ros_node, lambda: "configure failed" in _message(listen, ": model"),
+    spin_until(ros_node, lambda: "configure failed" in listen.message(": model"),
                what="the configure error in /diagnostics", processes=[node])
-    assert missing in _message(listen, ": model"), _message(listen, ": model")
+    assert missing in listen.message(": model"), listen.message(": model")
     assert node.interrupt() == 0, node.output()
-
-
-def _message(listen, name_part):
-    for array in reversed(listen.diagnostics):
-        for status in array.status:
-            if name_part in status.name:
-                return status.message
-    return ""
