@@ -274,8 +274,8 @@ class RewardPipeline:
                 self._scored[camera] = (generation, frames[-1].stamp)
             update = self.monitor.update_step([estimate for _, _, estimate in scored])
             self._follow(update)
-            question = self.monitor.verifier_question()
-        answers = self._second_opinion(question, instruction, generation,
+            waiting = self.monitor.verifier_question()
+        answers = self._second_opinion(waiting, instruction, generation,
                                        [frames for _, frames, _ in scored])
         results: List[CameraResult] = []
         for index, (camera, frames, estimate) in enumerate(scored):
@@ -287,16 +287,15 @@ class RewardPipeline:
                                         update.step if taken else None))
         return StepReport(tuple(results), answers)
 
-    def _second_opinion(self, question, instruction: str, generation: int,
+    def _second_opinion(self, episode_id: Optional[str], instruction: str, generation: int,
                         windows: List[List[Frame]]) -> Tuple[MonitorUpdate, ...]:
         """Ask the verifier about the windows a held decision was made on; its answer as an update.
 
         Asked outside the lock, like the model: services and frames go on meanwhile. An answer
         for a stage or episode that changed in between (an operator decided) is not applied.
         """
-        if question is None:
+        if episode_id is None:
             return ()
-        episode_id, _ = question
         if self.verifier is None:  # a monitor with verify_* set but no model to ask
             reading = VerifierReading(None, 0.0, "none", "no verifier model is loaded")
         else:

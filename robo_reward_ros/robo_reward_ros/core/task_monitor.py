@@ -277,10 +277,13 @@ class TaskMonitor(OperatorInputs, VerifierInputs):
         if self.config.confirm_timeout_action == "apply":
             return self._apply_pending(now, DecidedBy.MODEL, "", f"{waited}: applied", step)
         self._drop_pending(now, f"{pending.describe()}: {waited}: dropped")
-        update = self._step_update([], task_potential(episode.stage.index, episode.stage.progress,
-                                                      len(episode.task.stages)),
-                                   None, step[0], step[1], False, step[2], step[3])
-        return update
+        return self._step_going_on(step)
+
+    def _step_going_on(self, step) -> MonitorUpdate:
+        """Return the reward step of a step whose held decision was dropped: the stage goes on."""
+        episode = self._episode
+        phi = task_potential(episode.stage.index, episode.stage.progress, len(episode.task.stages))
+        return self._step_update([], phi, None, step[0], step[1], False, step[2], step[3])
 
     def _apply_pending(self, now: float, decided_by: DecidedBy, decider: str, why: str, step) -> MonitorUpdate:
         episode = self._episode

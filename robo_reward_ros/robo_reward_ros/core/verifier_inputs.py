@@ -12,9 +12,8 @@ stays the one that decides: the verifier only stops a decision, it never makes o
 from __future__ import annotations
 
 import dataclasses
-from typing import Optional, Tuple
+from typing import Optional
 
-from robo_reward_ros.core.dense_reward import task_potential
 from robo_reward_ros.core.events import DecidedBy, TaskStatus, VerifierChecked
 from robo_reward_ros.core.monitor_update import MonitorUpdate
 from robo_reward_ros.core.operator_labels import PendingDecision
@@ -38,12 +37,12 @@ class VerifierInputs:
                           f"verifier's band ({value:.2f} in [{self.config.verifier_band[0]:g}, "
                           f"{self.config.verifier_band[1]:g}]): waiting for its second opinion")
 
-    def verifier_question(self) -> Optional[Tuple[str, bool]]:
-        """Return (episode id, whether a success) of the decision waiting for the verifier, or None."""
+    def verifier_question(self) -> Optional[str]:
+        """Return the id of the episode whose decision waits for the verifier, or None."""
         episode = self._episode
         if not self.running or episode is None or episode.pending is None or not episode.pending.verifier:
             return None
-        return episode.id, episode.pending.success
+        return episode.id
 
     def verifier_answer(self, episode_id: str, value: Optional[float], latency_s: float, backend: str,
                         error: str = "") -> MonitorUpdate:
@@ -73,8 +72,7 @@ class VerifierInputs:
         if not confirmed:
             self._drop_pending(now, f"{'success' if pending.success else 'failure'} ({pending.reason}) "
                                     f"vetoed by the {said}")
-            phi = task_potential(episode.stage.index, episode.stage.progress, len(episode.task.stages))
-            update = self._step_update([], phi, None, step[0], step[1], False, step[2], step[3])
+            update = self._step_going_on(step)
         elif self.config.confirm_decisions:
             held = dataclasses.replace(pending, verifier=False, stamp=now,
                                        reason=f"{pending.reason}; confirmed by the {said}")
