@@ -72,7 +72,7 @@ os.environ.setdefault("PYTHONFAULTHANDLER", "1")
 # No model hub here: a model id must fail at once, never wait on the network.
 os.environ["HF_HUB_OFFLINE"] = "1"
 
-pytest_plugins = ["ros_fixtures", "model_fixtures"]
+pytest_plugins = ["ros_fixtures", "model_fixtures", "hang_reports"]
 
 
 # The test files that take longest (50-110 s each on 2 cores) run first: with a file at a time
