@@ -34,6 +34,8 @@ COMMANDS = {
              "reward-quality metrics of replayed episodes; --confusion: the video x instruction matrix"),
     "rank": ("robo_reward_ros.cli.rank",
              "rank episodes or windows of bags and LeRobot datasets by the reward model (Parquet/CSV)"),
+    "filter": ("robo_reward_ros.cli.filter",
+               "write a ranking's best episodes or spans as a new LeRobot v3 dataset or bag folder (+ manifest)"),
     "calibrate": ("robo_reward_ros.cli.calibrate",
                   "choose a model's monitor thresholds from labelled episodes; writes monitor_defaults.yaml"),
     "serve": ("robo_reward_ros.cli.serve",
