@@ -21,7 +21,9 @@ kept frames (LeRobot's normalisers read stats.json); they are written where the 
 """
 from __future__ import annotations
 
+import bisect
 import dataclasses
+import functools
 import json
 import os
 import shutil
@@ -93,10 +95,16 @@ def check_plan(folders: Dict[str, LeRobotFolder], plans: Sequence[EpisodePlan]) 
                                f"span [{plan.start_frame}, {plan.end_frame}) reaches past its end")
 
 
+@functools.lru_cache(maxsize=4)
+def _opened(root: str) -> LeRobotFolder:
+    """Return a source opened once per process (a worker encodes many segments of few sources)."""
+    return LeRobotFolder(root)
+
+
 def _episode(folder: LeRobotFolder, index: int):
-    for episode in folder.episodes:
-        if episode.index == index:
-            return episode
+    position = bisect.bisect_left([e.index for e in folder.episodes], index)
+    if position < len(folder.episodes) and folder.episodes[position].index == index:
+        return folder.episodes[position]
     raise DatasetError(f"{folder.root}: no episode {index} (the dataset has {len(folder.episodes)})")
 
 
@@ -124,7 +132,7 @@ def encode_segment(job: SegmentJob) -> Dict[str, object]:
     """
     import av
     plan = job.plan
-    folder = LeRobotFolder(plan.source)
+    folder = _opened(plan.source)
     episode = _episode(folder, plan.source_episode)
     encoder, pix_fmt = encoder_for(folder, job.key)
     rate = Fraction(folder.fps).limit_denominator(1001)
@@ -417,8 +425,8 @@ def write_subset(folders: Dict[str, LeRobotFolder], plans: Sequence[EpisodePlan]
             for plan in plans for key in video_keys]
     joiners = {key: _VideoJoiner(out_dir, key, video_template, chunks_size, video_limit) for key in video_keys}
     reader = _RowReader()
-    episodes_meta: List[Dict[str, object]] = []
-    per_episode_stats: List[Dict[str, Dict[str, list]]] = []
+    episodes_meta = _EpisodeTable(os.path.join(out_dir, EPISODES_PATH.format(chunk_index=0, file_index=0)))
+    aggregated: Dict[str, Dict[str, list]] = {}
     writer = None
     data_chunk = data_file = 0
     data_bytes = 0
@@ -463,7 +471,7 @@ def write_subset(folders: Dict[str, LeRobotFolder], plans: Sequence[EpisodePlan]
             entry.update({f"stats/{name}/{stat}": value for name, values in stats.items()
                           for stat, value in values.items()})
             episodes_meta.append(entry)
-            per_episode_stats.append(stats)
+            aggregated = aggregate_stats([aggregated, stats]) if aggregated else stats
             total += plan.length
             if on_episode is not None:
                 on_episode(plan)
@@ -472,6 +480,7 @@ def write_subset(folders: Dict[str, LeRobotFolder], plans: Sequence[EpisodePlan]
             joiner.close()
         if writer is not None:
             writer.close()
+        episodes_meta.close()
         shutil.rmtree(scratch, ignore_errors=True)
         shutil.rmtree(out_dir, ignore_errors=True)
         raise
@@ -479,14 +488,11 @@ def write_subset(folders: Dict[str, LeRobotFolder], plans: Sequence[EpisodePlan]
         joiner.close()
     if writer is not None:
         writer.close()
+    episodes_meta.close()
     shutil.rmtree(scratch, ignore_errors=True)
-    meta_path = os.path.join(out_dir, EPISODES_PATH.format(chunk_index=0, file_index=0))
-    os.makedirs(os.path.dirname(meta_path), exist_ok=True)
-    pq.write_table(pa.Table.from_pylist(episodes_meta), meta_path)
     task_table = pa.table({"task": tasks, "task_index": pa.array(range(len(tasks)), pa.int64())})
     task_table = task_table.replace_schema_metadata({b"pandas": _pandas_tasks_note(["task_index"])})
     pq.write_table(task_table, os.path.join(out_dir, "meta", "tasks.parquet"))
-    aggregated = aggregate_stats(per_episode_stats)
     if had_stats:
         with open(os.path.join(out_dir, "meta", "stats.json"), "w") as handle:
             json.dump(aggregated, handle, indent=4)
@@ -500,6 +506,42 @@ def write_subset(folders: Dict[str, LeRobotFolder], plans: Sequence[EpisodePlan]
     with open(os.path.join(out_dir, "meta", "info.json"), "w") as handle:
         json.dump(info, handle, indent=4, ensure_ascii=False)
     return {"episodes": len(plans), "frames": total, "tasks": tasks, "stats_json": had_stats}
+
+
+class _EpisodeTable:
+    """meta/episodes written a batch of rows at a time, so its size does not grow the process."""
+
+    BATCH = 256
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.rows: List[Dict[str, object]] = []
+        self.writer = None
+
+    def append(self, row: Dict[str, object]) -> None:
+        self.rows.append(row)
+        if len(self.rows) >= self.BATCH:
+            self._flush()
+
+    def _flush(self) -> None:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+        if not self.rows:
+            return
+        if self.writer is None:
+            table = pa.Table.from_pylist(self.rows)
+            os.makedirs(os.path.dirname(self.path), exist_ok=True)
+            self.writer = pq.ParquetWriter(self.path, table.schema)
+        else:
+            table = pa.Table.from_pylist(self.rows, schema=self.writer.schema)
+        self.writer.write_table(table)
+        self.rows = []
+
+    def close(self) -> None:
+        self._flush()
+        if self.writer is not None:
+            self.writer.close()
+            self.writer = None
 
 
 def _safe_key(key: str) -> str:
