@@ -108,7 +108,7 @@ def plot_confusion(panels: Sequence[Tuple[str, np.ndarray]], instructions: Seque
                         ax.text(j, i, f"{normalised[i, j]:.2f}", ha="center", va="center", fontsize=6,
                                 color="white" if normalised[i, j] < 0.5 * image.norm.vmax else "black")
         fig.colorbar(image, ax=ax, fraction=0.046, pad=0.04)
-    fig.tight_layout()
+    fig.tight_layout(w_pad=3.0)
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return path

@@ -102,7 +102,7 @@ def floor_model(main_values: Dict[str, Any], choice: str, log=print) -> Tuple[Op
                                f"roboreward, topreward); give --floor-model DIR")
     if layouts[backend] == "robometer":
         from robo_reward_ros.simulation.demo_assets import demo_checkpoint
-        return demo_checkpoint(log), "robometer", "a tiny random-weight robometer checkpoint (built offline)"
+        return demo_checkpoint(log), "robometer", "a tiny random-weight robometer checkpoint, built offline"
     from robo_reward_ros.models.loading.bundled_demo import building, cache_dir
     path = os.path.join(cache_dir(), f"{layouts[backend]}-tiny-random")
     with building(path):
@@ -110,7 +110,7 @@ def floor_model(main_values: Dict[str, Any], choice: str, log=print) -> Tuple[Op
             from robo_reward_ros.models.testing.tiny_checkpoints import build_checkpoint
             log(f"building a tiny offline {layouts[backend]} checkpoint in {path} ...")
             build_checkpoint(layouts[backend], path)
-    return path, backend, f"a tiny random-weight {backend} checkpoint (built offline)"
+    return path, backend, f"a tiny random-weight {backend} checkpoint, built offline"
 
 
 def run_confusion(paths: Sequence[str], out: str, sources: SourceOptions = SourceOptions(), model: str = "",
@@ -140,13 +140,14 @@ def run_confusion(paths: Sequence[str], out: str, sources: SourceOptions = Sourc
     values, info = model_values(model, backend, precision, device, params, log)
     panels, table, summary = [], [], {"out": out, "episodes": len(refs), "instructions": list(instructions),
                                       "chance": 1.0 / len(instructions), "errors": errors}
-    runs = [("model", values, info["model_description"])]
+    runs = [("model", values, info["model_description"], _short(info))]
     checkpoint, floor_backend, why = floor_model(values, floor, log)
     if checkpoint is not None:
         floor_values, floor_info = model_values(checkpoint, floor_backend, "fp32", device, params, log)
-        runs.append(("floor", floor_values, f"{floor_info['model_description'].split(' - ')[0]} ({why})"))
+        runs.append(("floor", floor_values, f"{floor_info['model_description'].split(' - ')[0]} ({why})",
+                     _short(floor_info)))
     summary["floor_note"] = why
-    for label, run_values, description in runs:
+    for label, run_values, description, short in runs:
         scored = score_episodes(run_values, refs, job, ray, progress_bar, log)
         summary["errors"] += scored.errors if label == "model" else []
         # An instruction whose every episode failed to read has no row: its column goes too.
@@ -156,7 +157,7 @@ def run_confusion(paths: Sequence[str], out: str, sources: SourceOptions = Sourc
             raise ValueError(f"{label}: fewer than 2 instructions have scored episodes")
         summary[label] = {"description": description, "diagonal_mean": diagonal_mean(matrix),
                           "episodes_per_instruction": dict(zip(names, counts))}
-        panels.append((f"{label}: {description}"[:90], matrix))
+        panels.append((f"{label}: {short}", matrix))
         table += matrix_rows(label, names, counts, matrix)
         write_table([{**r, "model": label} for r in scored.rows], os.path.join(out, f"confusion_{label}_episodes.csv"),
                     EPISODE_COLUMNS)
@@ -171,6 +172,11 @@ def run_confusion(paths: Sequence[str], out: str, sources: SourceOptions = Sourc
     with open(os.path.join(out, "confusion.json"), "w") as handle:
         json.dump({k: v for k, v in summary.items() if k != "table"}, handle, indent=1)
     return summary
+
+
+def _short(info: Dict[str, Any]) -> str:
+    """Name a model in a plot title: backend and the checkpoint folder's name."""
+    return f"{info['backend']} {os.path.basename(str(info['model']).rstrip('/')) or info['model']}"
 
 
 EPISODE_COLUMNS = (("model", str), ("source", str), ("kind", str), ("episode", str), ("own_instruction", str),
