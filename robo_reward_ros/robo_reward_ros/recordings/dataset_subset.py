@@ -16,8 +16,8 @@ rows and the metadata are written by one process in episode order.
 Memory holds one episode's rows and one decoded frame at a time: the rows of a source file are
 read a row group at a time (one row group is kept for the next span of the same group), frames
 stream from decoder to encoder, and the per-episode statistics are running sums and 256-bin
-histograms. ``meta/stats.json`` and the per-episode ``stats/...`` columns are recomputed for the
-kept frames (LeRobot's normalisers read stats.json); they are written where the source had them.
+histograms. The statistics are recomputed for the kept frames: the per-episode ``stats/...``
+columns always, ``meta/stats.json`` (which LeRobot's normalisers read) where the source had one.
 """
 from __future__ import annotations
 
@@ -72,7 +72,7 @@ class SegmentJob:
 
 def open_sources(roots: Iterable[str]) -> Dict[str, LeRobotFolder]:
     """Open every source dataset; refuse sources that cannot share one dataset (fps, features)."""
-    folders = {root: LeRobotFolder(root) for root in sorted(set(roots))}
+    folders = {root: _opened(root) for root in sorted(set(roots))}
     first = next(iter(folders.values()))
     for folder in folders.values():
         if folder.fps != first.fps or _shape_of(folder.features) != _shape_of(first.features):
@@ -95,9 +95,19 @@ def check_plan(folders: Dict[str, LeRobotFolder], plans: Sequence[EpisodePlan]) 
                                f"span [{plan.start_frame}, {plan.end_frame}) reaches past its end")
 
 
-@functools.lru_cache(maxsize=4)
 def _opened(root: str) -> LeRobotFolder:
-    """Return a source opened once per process (a worker encodes many segments of few sources)."""
+    """Return a source opened once per process while its metadata is unchanged (a worker encodes many segments)."""
+    meta = os.path.join(root, "meta")
+    try:
+        version = tuple((name, os.stat(os.path.join(meta, name)).st_mtime_ns)
+                        for name in sorted(os.listdir(meta)))
+    except OSError:
+        version = ()
+    return _opened_version(root, version)
+
+
+@functools.lru_cache(maxsize=4)
+def _opened_version(root: str, version) -> LeRobotFolder:
     return LeRobotFolder(root)
 
 
@@ -415,7 +425,10 @@ def write_subset(folders: Dict[str, LeRobotFolder], plans: Sequence[EpisodePlan]
     video_limit = int(float(info.get("video_files_size_in_mb") or 200) * 1024 * 1024)
     data_template = info.get("data_path") or DEFAULT_DATA_PATH
     video_template = info.get("video_path") or DEFAULT_VIDEO_PATH
-    stats_features = [k for k, f in first.features.items() if f.get("dtype") not in ("string", "language")]
+    # Numeric columns; video keys get theirs from the encoded frames. Images stored in the parquet rows
+    # (dtype "image") are copied as they are, without statistics.
+    stats_features = [k for k, f in first.features.items()
+                      if f.get("dtype") not in ("string", "language", "image", "video")]
     had_stats = os.path.isfile(os.path.join(first.root, "meta", "stats.json"))
     scratch = out_dir + ".segments"
     if os.path.lexists(scratch):
