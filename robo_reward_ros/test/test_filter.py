@@ -306,3 +306,24 @@ def test_lerobot_itself_loads_the_filtered_dataset(filtered):
     # LeRobot decodes, at each row's timestamp, the source frame that row was cut from.
     assert [(round(r["green"] / 0.3), round(r["red"] * 255 / 20)) for r in loaded["rows"]] == expected
     assert all(r["shape"] == [3, 48, 64] for r in loaded["rows"])
+
+
+def test_a_ranking_written_by_robo_reward_rank_is_filtered(source, tmp_path, capsys):
+    import pyarrow.parquet as pq
+    from robo_reward_ros.cli.rank import main as rank
+    ranking = str(tmp_path / "windows.parquet")
+    assert rank([source, "--window", "4", "--stride", "4", "--out", ranking, "--backend", "pixel_scripted", "--model",
+                 "scripted", "-p", "model.plugin_modules=scripted_backend", "--quiet"]) == 0, capsys.readouterr().err
+    capsys.readouterr()
+    table = pq.read_table(ranking).to_pylist()
+    chosen = sorted((int(r["episode"]), r["start_frame"], r["end_frame"]) for r in table if r["rank"] <= 2)
+    assert len(chosen) == 4 and len(table) == 9  # 3 episodes x 3 windows; the best 2 of each instruction
+    out = str(tmp_path / "best_windows")
+    status, _, err = _run([ranking, "--out", out, "--top", "2"], capsys)
+    assert status == 0, err
+    rows = pq.read_table(os.path.join(out, "data", "chunk-000", "file-000.parquet")).to_pylist()
+    got = [(round(r["observation.state"][1] / 0.3), round(r["observation.state"][0] * 255 / 20)) for r in rows]
+    assert got == [(episode, frame) for episode, start, end in chosen for frame in range(start, end)]
+    # Progress is painted rising with the frame: "pick up the cube" keeps the last window of episodes 0 and 2,
+    # "open the drawer" (episode 1 alone) its last two.
+    assert chosen == [(0, 8, 12), (1, 4, 8), (1, 8, 12), (2, 8, 12)]
