@@ -3,6 +3,7 @@
 """`robo-reward serve` as a child process for the tests: started, waited for, killed like a crash."""
 import json
 import os
+import random
 import socket
 import sys
 import time
@@ -15,10 +16,36 @@ from ros_fixtures import SCRIPTED_ENV, RosProcess
 SERVER_START_TIMEOUT_SEC = 120.0
 
 
+def _ephemeral_ports() -> range:
+    try:
+        with open("/proc/sys/net/ipv4/ip_local_port_range") as handle:
+            low, high = (int(word) for word in handle.read().split())
+    except (OSError, ValueError):
+        low, high = 32768, 60999
+    return range(low, high + 1)
+
+
+# Ray's workers take ports 10002-19999 (its default min/max_worker_port): above them.
+_SERVER_PORTS = range(20000, 32768)
+
+
 def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
+    """Return a free port that no outgoing connection and no Ray worker can take before the server binds it.
+
+    A port the kernel picked (bind to 0) is an ephemeral one: between the probe's close and the
+    server's bind, any connection (Ray opens hundreds while Serve starts) may get it as its local
+    port, and the proxy then fails with "Address already in use" (seen in a fresh-clone run).
+    """
+    ephemeral = _ephemeral_ports()
+    candidates = [port for port in _SERVER_PORTS if port not in ephemeral]
+    for port in random.sample(candidates, min(len(candidates), 200)):
+        with socket.socket() as probe:
+            try:
+                probe.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    raise RuntimeError(f"no free port in {_SERVER_PORTS.start}-{_SERVER_PORTS.stop - 1} outside the ephemeral range")
 
 
 def serve_argv(model_dir: str, port: int, *extra: str, backend: str = "robometer") -> List[str]:
