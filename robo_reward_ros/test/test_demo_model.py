@@ -58,3 +58,24 @@ def test_the_installed_weights_directory_and_the_demo_preset_load_offline(tmp_pa
     output = model.score("pick up the puck", make_frames(3, 224, 224))
     assert len(output.progress) == 3 and all(0.0 <= p <= 1.0 for p in output.progress)
     assert os.path.isfile(tmp_path / "demo-robometer-trained" / "config.yaml")  # the loadable copy
+
+
+def test_a_build_lock_held_too_long_is_an_error_naming_it_not_a_hang(tmp_path, monkeypatch):
+    import subprocess
+    import sys
+    from robo_reward_ros.models.loading import bundled_demo
+    entry = str(tmp_path / "demo-bags")
+    holder = subprocess.Popen([sys.executable, "-c", "import sys, time\nfrom filelock import FileLock\n"
+                               "lock = FileLock(sys.argv[1]); lock.acquire(); print('held', flush=True); time.sleep(60)",
+                               entry + ".lock"], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        monkeypatch.setattr(bundled_demo, "BUILD_LOCK_TIMEOUT_SEC", 0.5)
+        with pytest.raises(RuntimeError, match="another process has held .*demo-bags.lock for 0.5 s"):
+            with bundled_demo.building(entry):
+                pytest.fail("entered a cache entry another process is building")
+    finally:
+        holder.kill()
+        holder.wait(10)
+    with bundled_demo.building(entry):  # released by the holder's exit: taken at once
+        pass

@@ -33,12 +33,25 @@ def cache_dir() -> str:
 def building(path: str) -> Iterator[None]:
     """Hold the lock of a cache entry while it is checked and built: one process builds, the rest wait.
 
-    A second process that found the entry half written would load a broken model or bag.
+    A second process that found the entry half written would load a broken model or bag. The
+    wait is bounded: a build takes a few minutes at most, so a lock held for ten is a stuck
+    process, and the error names the lock rather than hanging the caller for good.
     """
-    from filelock import FileLock
+    from filelock import FileLock, Timeout
     os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
-    with FileLock(path + ".lock"):
+    try:
+        lock = FileLock(path + ".lock", timeout=BUILD_LOCK_TIMEOUT_SEC)
+        lock.acquire()
+    except Timeout as exc:
+        raise RuntimeError(f"another process has held {path}.lock for {BUILD_LOCK_TIMEOUT_SEC:g} s while "
+                           f"building {os.path.basename(path)}; stop it, or remove the entry and the lock") from exc
+    try:
         yield
+    finally:
+        lock.release()
+
+
+BUILD_LOCK_TIMEOUT_SEC = 600.0
 
 
 def trained_model_source() -> Optional[str]:
