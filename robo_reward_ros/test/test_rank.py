@@ -171,6 +171,19 @@ def test_missing_data_and_a_backend_without_preference(dataset, bags, tmp_path, 
     assert not os.path.exists(tmp_path / "r.csv")
 
 
+def test_a_bag_without_instruction_needs_one_given(tmp_path, capsys):
+    from robot_recordings import write_recording
+    bag = write_recording(str(tmp_path / "silent"), {"/camera/image_raw": "rgb8"}, [(OPEN, EPISODES[0][1])],
+                          instruction_topic=None)
+    out = str(tmp_path / "r.csv")
+    status, _, err = _run(capsys, bag, "--instruction", CLOSE, "--out", out, *SCRIPTED)
+    assert status == 0, err
+    (row,) = read_table(out)
+    assert (row["episode"], row["instruction"], row["end_frame"]) == ("silent", CLOSE, 8)
+    status, _, err = _run(capsys, bag, "--out", out, *SCRIPTED)
+    assert status == 1 and err.count("\n") == 1 and "no instruction: pass --instruction" in err
+
+
 @pytest.fixture(scope="module")
 def ray_runtime_for_tests():
     """Start a local 2-CPU runtime whose workers import the scripted backend from this checkout."""

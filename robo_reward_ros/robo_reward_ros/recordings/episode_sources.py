@@ -35,10 +35,13 @@ class SourceOptions:
     camera_topic: str = ""
     instruction_topic: str = ""
 
-    def reading(self):
+    def reading(self, frames_only: bool = False):
+        """Return the bag reading options; ``frames_only``: the instruction is not looked for (nor needed)."""
         from robo_reward_ros.recordings.robot_recording import RecordingOptions
-        return RecordingOptions((self.camera_topic,) if self.camera_topic else (),
-                                instruction_topic=self.instruction_topic)
+        cameras = (self.camera_topic,) if self.camera_topic else ()
+        if frames_only:
+            return RecordingOptions(cameras, instruction="(not read)")
+        return RecordingOptions(cameras, instruction_topic=self.instruction_topic)
 
 
 def is_lerobot_dataset(path: str) -> bool:
@@ -142,7 +145,7 @@ class EpisodeReader:
         from robo_reward_ros.recordings.robot_recording import decode_image, read_recording
         from robo_reward_ros.recordings.typestore import kilted_typestore
         store = kilted_typestore()
-        episodes = read_recording(ref.source, self.options.reading(), store)
+        episodes = read_recording(ref.source, self.options.reading(frames_only=True), store)
         try:
             recorded = next(episodes, None)
             if recorded is None:

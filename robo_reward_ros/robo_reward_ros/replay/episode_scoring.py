@@ -59,7 +59,12 @@ class EpisodeScorer:
         """Return the episode's rows: per span (in frame order) and instruction, the model's readings."""
         from robo_reward_ros.core.frame_window import FrameRejected, FrameWindow
         from robo_reward_ros.evaluation.ranking import SpanCutter
-        own = self.reader.instruction(ref)
+        try:
+            own = self.reader.instruction(ref)
+        except ValueError:  # a recording without an instruction: fine when the instructions are given
+            if not self.job.instructions:
+                raise
+            own = ""
         instructions = self.job.instructions or (own,)
         cutter = SpanCutter(self.job.window, self.job.stride)
         config = self.settings.window
@@ -104,7 +109,7 @@ class EpisodeScorer:
             rows.append({"source": ref.source, "kind": ref.kind, "episode": ref.episode,
                          "instruction": instruction, "own_instruction": own,
                          "start_frame": start, "end_frame": end,
-                         "start_time": float(start_stamp), "end_time": float(end_stamp),
+                         "start_time": round(float(start_stamp), 9), "end_time": round(float(end_stamp), 9),
                          "final_progress": progress[-1], "progress_gain": progress[-1] - progress[0],
                          "success": success, "preference": preference})
         return rows
