@@ -327,3 +327,64 @@ def test_a_ranking_written_by_robo_reward_rank_is_filtered(source, tmp_path, cap
     # Progress is painted rising with the frame: "pick up the cube" keeps the last window of episodes 0 and 2,
     # "open the drawer" (episode 1 alone) its last two.
     assert chosen == [(0, 8, 12), (1, 4, 8), (1, 8, 12), (2, 8, 12)]
+
+
+LEROBOT_WRITE = r"""
+import sys, numpy as np
+from lerobot.datasets.lerobot_dataset import LeRobotDataset
+features = {"observation.images.top": {"dtype": "video", "shape": (48, 64, 3),
+                                       "names": ["height", "width", "channels"]},
+            "observation.state": {"dtype": "float32", "shape": (2,), "names": ["frame", "episode"]}}
+dataset = LeRobotDataset.create("local/api", fps=10, features=features, root=sys.argv[1], use_videos=True)
+for episode, task in enumerate(["pick up the cube", "open the drawer", "pick up the cube"]):
+    for frame in range(12):
+        image = np.zeros((48, 64, 3), np.uint8)
+        image[..., 0], image[..., 1] = 20 * frame, 80 * episode
+        dataset.add_frame({"observation.images.top": image, "task": task,
+                           "observation.state": np.array([frame, episode], np.float32)})
+    dataset.save_episode()
+dataset.finalize()
+"""
+
+LEROBOT_READ = r"""
+import json, sys
+from lerobot.datasets.lerobot_dataset import LeRobotDataset
+dataset = LeRobotDataset("local/filtered", root=sys.argv[1])
+rows = []
+for index in range(dataset.num_frames):
+    item = dataset[index]
+    image = item["observation.images.top"]
+    rows.append([int(item["episode_index"]), int(item["frame_index"]), item["task"],
+                 [int(v) for v in item["observation.state"]],
+                 [round(float(image[1].mean()) * 255 / 80), round(float(image[0].mean()) * 255 / 20)]])
+print(json.dumps({"episodes": dataset.num_episodes, "frames": dataset.num_frames, "rows": rows}))
+"""
+
+
+def test_a_dataset_written_by_lerobot_is_filtered_into_one_it_loads(tmp_path, capsys):
+    python = _lerobot_python()
+    if python is None:
+        pytest.skip("no Python 3.12 venv with LeRobot (.venv-lerobot or ROBO_REWARD_LEROBOT_PYTHON)")
+    environment = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONPATH": ""}
+    made = str(tmp_path / "made_by_lerobot")
+    result = subprocess.run([python, "-c", LEROBOT_WRITE, made], capture_output=True, text=True, timeout=600,
+                            env=environment)
+    assert result.returncode == 0, result.stderr[-3000:]
+    with open(os.path.join(made, "meta", "info.json")) as handle:
+        assert json.load(handle)["features"]["observation.images.top"]["info"]["video.codec"] == "av1"
+    ranking = _ranking(tmp_path / "r.parquet", [_row(made, 0, TASKS[0], 3, 9, 0.9, 1),
+                                                _row(made, 1, TASKS[1], 5, 12, 0.8, 1)])
+    out = str(tmp_path / "filtered")
+    status, _, err = _run([ranking, "--out", out, "--top", "1"], capsys)
+    assert status == 0, err
+    result = subprocess.run([python, "-c", LEROBOT_READ, out], capture_output=True, text=True, timeout=600,
+                            env=environment)
+    assert result.returncode == 0, result.stderr[-3000:]
+    loaded = json.loads(result.stdout.strip().splitlines()[-1])
+    assert (loaded["episodes"], loaded["frames"]) == (2, 13)
+    expected = [(0, f) for f in range(3, 9)] + [(1, f) for f in range(5, 12)]
+    assert [(e, k) for e, k, _, _, _ in loaded["rows"]] == [(0, k) for k in range(6)] + [(1, k) for k in range(7)]
+    assert [task for _, _, task, _, _ in loaded["rows"]] == [TASKS[0]] * 6 + [TASKS[1]] * 7
+    # The row's state and the frame LeRobot decodes for it (AV1, encoded again) are the same source frame.
+    assert [tuple(reversed(state)) for _, _, _, state, _ in loaded["rows"]] == expected
+    assert [tuple(pixels) for _, _, _, _, pixels in loaded["rows"]] == expected

@@ -135,12 +135,25 @@ def encoder_for(folder: LeRobotFolder, key: str) -> Tuple[str, str]:
     return encoder, pix_fmt
 
 
+def encoder_options(folder: LeRobotFolder, key: str, encoder: str, crf: Optional[int]) -> Dict[str, str]:
+    """Return the encoder options: the quality asked for, a keyframe every 2 frames, the source's preset if it fits."""
+    info = folder.features[key].get("info") or {}
+    options = {"crf": str(crf if crf is not None else DEFAULT_CRF.get(encoder, 18)), "g": "2"}
+    if encoder != "libsvtav1":
+        options["bf"] = "0"
+    preset = info.get("video.preset")
+    if preset is not None and isinstance(preset, int) == (encoder == "libsvtav1"):
+        options["preset"] = str(preset)
+    return options
+
+
 def encode_segment(job: SegmentJob) -> Dict[str, object]:
     """Decode the span's frames of one key from the source video and encode them into ``job.path``.
 
     Returns the frame count and the frames' per-channel statistics (LeRobot's, in [0, 1]).
     """
     import av
+    os.environ.setdefault("SVT_LOG", "1")  # SVT-AV1 prints its whole configuration for every encoder otherwise
     plan = job.plan
     folder = _opened(plan.source)
     episode = _episode(folder, plan.source_episode)
@@ -152,8 +165,7 @@ def encode_segment(job: SegmentJob) -> Dict[str, object]:
     with av.open(job.path, "w") as out:
         stream = out.add_stream(encoder, rate=rate)
         stream.pix_fmt = pix_fmt
-        crf = job.crf if job.crf is not None else DEFAULT_CRF.get(encoder, 18)
-        stream.options = {"crf": str(crf), "g": "2", **({"bf": "0"} if encoder != "libsvtav1" else {})}
+        stream.options = encoder_options(folder, job.key, encoder, job.crf)
         stream.codec_context.time_base = 1 / rate
         for rgb in _span_frames(folder, episode, job.key, plan.start_frame, plan.end_frame):
             if count == 0:
@@ -323,7 +335,8 @@ class _VideoJoiner:
                                                                        file_index=self.file))
                 os.makedirs(os.path.dirname(path), exist_ok=True)
                 self.container = av.open(path, "w")
-                self.stream = self.container.add_stream_from_template(in_stream)
+                # opaque: the codec parameters are copied as they are (the decoder of AV1, libdav1d, is no encoder)
+                self.stream = self.container.add_stream_from_template(in_stream, opaque=True)
                 self.seconds, self.bytes = Fraction(0), 0
             shift = int(round(self.seconds / in_stream.time_base))
             for packet in source.demux(in_stream):
@@ -531,6 +544,11 @@ def write_subset(folders: Dict[str, LeRobotFolder], plans: Sequence[EpisodePlan]
         video_info = info["features"][key].setdefault("info", {})
         video_info["video.codec"] = {"libx264": "h264", "libx265": "hevc", "libsvtav1": "av1"}[encoder]
         video_info["video.pix_fmt"] = pix_fmt
+        options = encoder_options(first, key, encoder, crf)
+        for name in ("crf", "g", "preset"):
+            if f"video.{name}" in video_info or name in ("crf", "g"):
+                value = options.get(name)
+                video_info[f"video.{name}"] = int(value) if value is not None and value.lstrip("-").isdigit() else value
     with open(os.path.join(out_dir, "meta", "info.json"), "w") as handle:
         json.dump(info, handle, indent=4, ensure_ascii=False)
     return {"episodes": len(plans), "frames": total, "tasks": tasks, "stats_json": had_stats}
