@@ -147,8 +147,11 @@ def run_confusion(paths: Sequence[str], out: str, sources: SourceOptions = Sourc
         runs.append(("floor", floor_values, f"{floor_info['model_description'].split(' - ')[0]} ({why})",
                      _short(floor_info)))
     summary["floor_note"] = why
-    for label, run_values, description, short in runs:
-        scored = score_episodes(run_values, refs, job, ray, progress_bar, log)
+    scored_runs = []
+    with _one_ray_runtime(ray, log):  # the model's and the floor's runs share one runtime (Ray starts once)
+        for label, run_values, description, short in runs:
+            scored_runs.append(score_episodes(run_values, refs, job, ray, progress_bar, log))
+    for (label, run_values, description, short), scored in zip(runs, scored_runs):
         summary["errors"] += scored.errors if label == "model" else []
         # An instruction whose every episode failed to read has no row: its column goes too.
         present = {row["own_instruction"] for row in scored.rows}
@@ -172,6 +175,15 @@ def run_confusion(paths: Sequence[str], out: str, sources: SourceOptions = Sourc
     with open(os.path.join(out, "confusion.json"), "w") as handle:
         json.dump({k: v for k, v in summary.items() if k != "table"}, handle, indent=1)
     return summary
+
+
+def _one_ray_runtime(ray, log):
+    """Return a context holding one Ray runtime for several runs (nothing without ``--ray``)."""
+    import contextlib
+    if ray is None:
+        return contextlib.nullcontext()
+    from robo_reward_ros.replay.ray_replay import ray_runtime
+    return ray_runtime(ray, log)
 
 
 def _short(info: Dict[str, Any]) -> str:
