@@ -152,6 +152,7 @@ def test_bags_rank_by_preference_against_a_reference(bags, tmp_path, capsys):
     (["--out", "ranked.txt"], "the table must be a .parquet or .csv file"),
     (["--window", "-2"], "--window and --stride must be >= 0"),
     (["--by", "preference", "--reference", "/no/such/clip"], "--reference /no/such/clip: no such bag or dataset"),
+    (["--camera-key", "observation.images.side"], "no camera key ['observation.images.side']"),
 ])
 def test_bad_options_say_one_line(dataset, tmp_path, capsys, args, message):
     out = ["--out", str(tmp_path / "r.csv")] if "--out" not in args else []

@@ -70,6 +70,7 @@ def run_rank(paths: Sequence[str], out: str, by: str = "final_progress", instruc
                   parse_reference(reference, reference_episode) if reference else None, sources,
                   need_success=by == "success")
     refs = list_episodes(paths)
+    check_camera_key(refs, sources)
     values, info = model_values(model, backend, precision, device, params, log)
     scored = score_episodes(values, refs, job, ray, progress_bar, log)
     ranked = rank_rows(scored.rows, by)
@@ -77,6 +78,13 @@ def run_rank(paths: Sequence[str], out: str, by: str = "final_progress", instruc
     return {"out": out, "episodes": len(refs), "rows": len(ranked), "errors": scored.errors,
             "instructions": len({r["instruction"] for r in ranked}), "model": info["model_description"],
             "ranked": ranked}
+
+
+def check_camera_key(refs: Sequence[EpisodeRef], sources: SourceOptions) -> None:
+    """Refuse once, before any scoring, a --camera-key that a LeRobot dataset lacks (not once per episode)."""
+    reader = EpisodeReader(sources)
+    for root in dict.fromkeys(ref.source for ref in refs if ref.kind == "lerobot"):
+        reader.dataset(root)
 
 
 FLOOR_NONE = "none"
@@ -123,6 +131,7 @@ def run_confusion(paths: Sequence[str], out: str, sources: SourceOptions = Sourc
     from robo_reward_ros.evaluation.ranking import write_table
     from robo_reward_ros.recordings.episode_sources import list_episodes
     refs = list_episodes(paths)
+    check_camera_key(refs, sources)
     reader = EpisodeReader(sources)
     own: Dict[EpisodeRef, str] = {}
     errors: List[str] = []
