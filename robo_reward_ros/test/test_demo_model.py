@@ -66,7 +66,8 @@ def test_a_build_lock_held_too_long_is_an_error_naming_it_not_a_hang(tmp_path, m
     from robo_reward_ros.models.loading import bundled_demo
     entry = str(tmp_path / "demo-bags")
     holder = subprocess.Popen([sys.executable, "-c", "import sys, time\nfrom filelock import FileLock\n"
-                               "lock = FileLock(sys.argv[1]); lock.acquire(); print('held', flush=True); time.sleep(60)",
+                               "lock = FileLock(sys.argv[1]); lock.acquire()\n"
+                               "print('held', flush=True); time.sleep(60)",
                                entry + ".lock"], stdout=subprocess.PIPE, text=True)
     try:
         assert holder.stdout.readline().strip() == "held"
