@@ -10,6 +10,7 @@ painted for the scripted backend (red = progress, green = success probability).
 """
 import json
 import os
+import subprocess
 from fractions import Fraction
 
 from scripted_backend import painted
@@ -117,3 +118,13 @@ def write_v3_dataset(root, episodes, keys=KEYS, fps=10, size=(48, 64)):
     with open(os.path.join(root, "meta", "info.json"), "w") as handle:
         json.dump(info, handle, indent=4)
     return root
+
+
+def lerobot_python():
+    """Return a Python with LeRobot in its own venv (``.venv-lerobot`` or ROBO_REWARD_LEROBOT_PYTHON), or None."""
+    repo = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    python = os.environ.get("ROBO_REWARD_LEROBOT_PYTHON") or os.path.join(repo, ".venv-lerobot", "bin", "python")
+    if not os.path.isfile(python):
+        return None
+    probe = subprocess.run([python, "-c", "import lerobot"], capture_output=True, timeout=120)
+    return python if probe.returncode == 0 else None

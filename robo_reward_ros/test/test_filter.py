@@ -18,11 +18,10 @@ import pytest
 pytest.importorskip("pyarrow", reason="pyarrow is not installed")
 pytest.importorskip("av", reason="PyAV is not installed")
 
-from lerobot_datasets import write_v3_dataset  # noqa: E402
+from lerobot_datasets import lerobot_python, write_v3_dataset  # noqa: E402
 
 FPS = 10
 TASKS = ("pick up the cube", "open the drawer", "pick up the cube")  # episodes 0, 1, 2
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def _frames(episode, count=12):
@@ -280,16 +279,8 @@ print(json.dumps({"episodes": dataset.num_episodes, "frames": dataset.num_frames
 """
 
 
-def _lerobot_python():
-    python = os.environ.get("ROBO_REWARD_LEROBOT_PYTHON") or os.path.join(REPO, ".venv-lerobot", "bin", "python")
-    if not os.path.isfile(python):
-        return None
-    probe = subprocess.run([python, "-c", "import lerobot"], capture_output=True)
-    return python if probe.returncode == 0 else None
-
-
 def test_lerobot_itself_loads_the_filtered_dataset(filtered):
-    python = _lerobot_python()
+    python = lerobot_python()
     if python is None:
         pytest.skip("no Python 3.12 venv with LeRobot (.venv-lerobot or ROBO_REWARD_LEROBOT_PYTHON)")
     _, out = filtered
@@ -362,7 +353,7 @@ print(json.dumps({"episodes": dataset.num_episodes, "frames": dataset.num_frames
 
 
 def test_a_dataset_written_by_lerobot_is_filtered_into_one_it_loads(tmp_path, capsys):
-    python = _lerobot_python()
+    python = lerobot_python()
     if python is None:
         pytest.skip("no Python 3.12 venv with LeRobot (.venv-lerobot or ROBO_REWARD_LEROBOT_PYTHON)")
     environment = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONPATH": ""}

@@ -17,12 +17,11 @@ import pytest
 pytest.importorskip("pyarrow", reason="pyarrow is not installed")
 pytest.importorskip("av", reason="PyAV is not installed")
 
-from lerobot_datasets import write_v3_dataset  # noqa: E402
+from lerobot_datasets import lerobot_python, write_v3_dataset  # noqa: E402
 from robot_recordings import ramp  # noqa: E402
 
 SCRIPTED = dict(model="scripted", backend="pixel_scripted", plots=False, progress_bar=False,
                 params=["model.plugin_modules=scripted_backend", "inference.rate_hz=2"])
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 @pytest.fixture(scope="module")
@@ -186,16 +185,8 @@ print(json.dumps({"episodes": dataset.num_episodes, "frames": dataset.num_frames
 """
 
 
-def _lerobot_python():
-    python = os.environ.get("ROBO_REWARD_LEROBOT_PYTHON") or os.path.join(REPO, ".venv-lerobot", "bin", "python")
-    if not os.path.isfile(python):
-        return None
-    probe = subprocess.run([python, "-c", "import lerobot"], capture_output=True)
-    return python if probe.returncode == 0 else None
-
-
 def test_lerobot_itself_loads_the_relabelled_copy(relabelled):
-    python = _lerobot_python()
+    python = lerobot_python()
     if python is None:
         pytest.skip("no Python 3.12 venv with LeRobot (.venv-lerobot or ROBO_REWARD_LEROBOT_PYTHON)")
     _, _, copy, _ = relabelled

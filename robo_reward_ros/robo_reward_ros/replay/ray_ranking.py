@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import logging
 import os
 import warnings
 from typing import Any, Dict, List, Sequence
@@ -57,36 +56,26 @@ def score_on_ray(values: Dict[str, Any], refs: Sequence[EpisodeRef], job, option
                  log=print):
     """Score ``refs`` on Ray workers; return the ``ScoredSet`` the single-process run returns."""
     from robo_reward_ros.replay.episode_scoring import ScoredSet
-    from robo_reward_ros.replay.ray_replay import import_ray, ray_runtime
+    from robo_reward_ros.replay.ray_replay import import_ray, ray_data_run
     ray = import_ray()
-    from ray.data import ActorPoolStrategy, DataContext
+    from ray.data import ActorPoolStrategy
     from tqdm import tqdm
-    if options.workers < 1 or options.retries < 0:
-        raise ValueError("--ray-workers must be >= 1 and --ray-retries >= 0")
     returned: Dict[int, Dict[str, Any]] = {}
-    with ray_runtime(options, log):
-        context = DataContext.get_current()
-        saved = (context.enable_progress_bars, context.max_errored_blocks)
-        context.enable_progress_bars, context.max_errored_blocks = False, -1
-        logging.getLogger("ray.data").setLevel(logging.WARNING)
-        logging.getLogger("ray.data._internal.progress").setLevel(logging.ERROR)
-        try:
-            items = [{"position": i, "ref": json.dumps(dataclasses.asdict(ref))} for i, ref in enumerate(refs)]
-            rows = ray.data.from_items(items, override_num_blocks=len(items))
-            with warnings.catch_warnings():
-                warnings.filterwarnings("ignore", message=".*ray_remote_args.*deprecated")
-                scored = rows.map_batches(
-                    EpisodeScoringWorker, batch_size=1,
-                    compute=ActorPoolStrategy(size=min(options.workers, len(refs)), max_tasks_in_flight_per_actor=1),
-                    fn_constructor_kwargs={"values": values, "job": job, "cwd": os.getcwd()},
-                    num_cpus=options.cpus_per_worker, num_gpus=options.gpus_per_worker or None,
-                    max_restarts=-1, max_task_retries=options.retries)
-            with tqdm(total=len(refs), unit="episode", desc="episodes", disable=not progress_bar) as bar:
-                for row in scored.iter_rows():
-                    returned[int(row["position"])] = json.loads(row["result"])
-                    bar.update(1)
-        finally:
-            context.enable_progress_bars, context.max_errored_blocks = saved
+    with ray_data_run(options, log):
+        items = [{"position": i, "ref": json.dumps(dataclasses.asdict(ref))} for i, ref in enumerate(refs)]
+        rows = ray.data.from_items(items, override_num_blocks=len(items))
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message=".*ray_remote_args.*deprecated")
+            scored = rows.map_batches(
+                EpisodeScoringWorker, batch_size=1,
+                compute=ActorPoolStrategy(size=min(options.workers, len(refs)), max_tasks_in_flight_per_actor=1),
+                fn_constructor_kwargs={"values": values, "job": job, "cwd": os.getcwd()},
+                num_cpus=options.cpus_per_worker, num_gpus=options.gpus_per_worker or None,
+                max_restarts=-1, max_task_retries=options.retries)
+        with tqdm(total=len(refs), unit="episode", desc="episodes", disable=not progress_bar) as bar:
+            for row in scored.iter_rows():
+                returned[int(row["position"])] = json.loads(row["result"])
+                bar.update(1)
     done = ScoredSet([], [], len(refs))
     for position, ref in enumerate(refs):
         result = returned.get(position)

@@ -92,6 +92,27 @@ def ray_runtime(options: RayOptions, log=print) -> Iterator[None]:
         ray.shutdown()
 
 
+@contextlib.contextmanager
+def ray_data_run(options: RayOptions, log=print) -> Iterator[None]:
+    """Check the worker options, join Ray (ray_runtime) and keep Ray Data's own bars and error limit out.
+
+    A unit whose worker died more than ``retries`` times fails its block only: the caller counts it.
+    """
+    if options.workers < 1 or options.retries < 0:
+        raise ValueError("--ray-workers must be >= 1 and --ray-retries >= 0")
+    from ray.data import DataContext
+    with ray_runtime(options, log):
+        context = DataContext.get_current()
+        saved = (context.enable_progress_bars, context.max_errored_blocks)
+        context.enable_progress_bars, context.max_errored_blocks = False, -1
+        logging.getLogger("ray.data").setLevel(logging.WARNING)
+        logging.getLogger("ray.data._internal.progress").setLevel(logging.ERROR)  # "bars disabled": ours
+        try:
+            yield
+        finally:
+            context.enable_progress_bars, context.max_errored_blocks = saved
+
+
 class BagReplayWorker:
     """A Ray Data actor: the model loaded once, then ``replay_bags`` on each bag it is handed."""
 
@@ -142,40 +163,29 @@ def replay_bags_on_ray(values: Dict[str, Any], bags: Sequence[str], out: str, re
     ``on_result(bag)`` is called as each bag's result arrives (the benchmark times them).
     """
     ray = import_ray()
-    from ray.data import ActorPoolStrategy, DataContext
+    from ray.data import ActorPoolStrategy
     from tqdm import tqdm
-    if options.workers < 1 or options.retries < 0:
-        raise ValueError("--ray-workers must be >= 1 and --ray-retries >= 0")
     returned: Dict[int, Dict[str, Any]] = {}
-    with ray_runtime(options, log):
-        context = DataContext.get_current()
-        saved = (context.enable_progress_bars, context.max_errored_blocks)
-        # A bag whose worker died more than ``retries`` times fails its block only: counted below.
-        context.enable_progress_bars, context.max_errored_blocks = False, -1
-        logging.getLogger("ray.data").setLevel(logging.WARNING)
-        logging.getLogger("ray.data._internal.progress").setLevel(logging.ERROR)  # "bars disabled": ours
-        try:
-            rows = ray.data.from_items([{"position": i, "bag": bag} for i, bag in enumerate(bags)],
-                                       override_num_blocks=len(bags))
-            with warnings.catch_warnings():
-                # Ray 2.60 has no named parameter for the retries yet (ray_remote_args until 2.64).
-                warnings.filterwarnings("ignore", message=".*ray_remote_args.*deprecated")
-                scored = rows.map_batches(
-                    BagReplayWorker, batch_size=1,
-                    compute=ActorPoolStrategy(size=min(options.workers, len(bags)), max_tasks_in_flight_per_actor=1),
-                    fn_constructor_kwargs={"values": values, "out": out, "reading": reading, "run_key": run_key,
-                                           "force": force, "mcap": mcap, "cwd": os.getcwd()},
-                    num_cpus=options.cpus_per_worker, num_gpus=options.gpus_per_worker or None,
-                    max_restarts=-1, max_task_retries=options.retries)
-            with tqdm(total=len(bags), unit="bag", disable=not progress_bar, desc="bags") as bar:
-                for row in scored.iter_rows():
-                    result = json.loads(row["result"])
-                    returned[int(row["position"])] = result
-                    if on_result is not None:
-                        on_result(bags[int(row["position"])])
-                    bar.update(1)
-        finally:
-            context.enable_progress_bars, context.max_errored_blocks = saved
+    with ray_data_run(options, log):
+        rows = ray.data.from_items([{"position": i, "bag": bag} for i, bag in enumerate(bags)],
+                                   override_num_blocks=len(bags))
+        with warnings.catch_warnings():
+            # Ray 2.60 has no named parameter for the retries yet (ray_remote_args until 2.64).
+            warnings.filterwarnings("ignore", message=".*ray_remote_args.*deprecated")
+            scored = rows.map_batches(
+                BagReplayWorker, batch_size=1,
+                compute=ActorPoolStrategy(size=min(options.workers, len(bags)), max_tasks_in_flight_per_actor=1),
+                fn_constructor_kwargs={"values": values, "out": out, "reading": reading, "run_key": run_key,
+                                       "force": force, "mcap": mcap, "cwd": os.getcwd()},
+                num_cpus=options.cpus_per_worker, num_gpus=options.gpus_per_worker or None,
+                max_restarts=-1, max_task_retries=options.retries)
+        with tqdm(total=len(bags), unit="bag", disable=not progress_bar, desc="bags") as bar:
+            for row in scored.iter_rows():
+                result = json.loads(row["result"])
+                returned[int(row["position"])] = result
+                if on_result is not None:
+                    on_result(bags[int(row["position"])])
+                bar.update(1)
     return _assemble(bags, returned, options)
 
 
