@@ -8,6 +8,7 @@ index, ``task_index`` column), ``meta/episodes/chunk-000/file-000.parquet``,
 episodes concatenated (H.264, yuv420p, a keyframe every 2 frames as LeRobot encodes). Frames are
 painted for the scripted backend (red = progress, green = success probability).
 """
+import hashlib
 import json
 import os
 import subprocess
@@ -128,3 +129,14 @@ def lerobot_python():
         return None
     probe = subprocess.run([python, "-c", "import lerobot"], capture_output=True, timeout=120)
     return python if probe.returncode == 0 else None
+
+
+def tree_hashes(root):
+    """Map each file under ``root`` (relative path) to its SHA-256: a whole output compared at once."""
+    found = {}
+    for folder, _, names in os.walk(root):
+        for name in names:
+            path = os.path.join(folder, name)
+            with open(path, "rb") as handle:
+                found[os.path.relpath(path, root)] = hashlib.sha256(handle.read()).hexdigest()
+    return found

@@ -7,7 +7,6 @@ The source dataset is written here in the real v3 layout; each frame's red is it
 LeRobot itself where a Python 3.12 venv with it exists) a test tells which source frame it got.
 """
 import csv
-import hashlib
 import json
 import math
 import os
@@ -18,7 +17,7 @@ import pytest
 pytest.importorskip("pyarrow", reason="pyarrow is not installed")
 pytest.importorskip("av", reason="PyAV is not installed")
 
-from lerobot_datasets import lerobot_python, write_v3_dataset  # noqa: E402
+from lerobot_datasets import lerobot_python, tree_hashes, write_v3_dataset  # noqa: E402
 
 FPS = 10
 TASKS = ("pick up the cube", "open the drawer", "pick up the cube")  # episodes 0, 1, 2
@@ -235,16 +234,6 @@ def test_bad_input_gives_one_clear_line(source, tmp_path, capsys):
     assert status == 1 and "exists: choose a new folder" in err
 
 
-def _hashes(root):
-    found = {}
-    for folder, _, names in os.walk(root):
-        for name in names:
-            path = os.path.join(folder, name)
-            with open(path, "rb") as handle:
-                found[os.path.relpath(path, root)] = hashlib.sha256(handle.read()).hexdigest()
-    return found
-
-
 def test_ray_writes_the_same_dataset_as_one_process(filtered, tmp_path, capsys):
     pytest.importorskip("ray.data", reason="Ray Data is not installed (requirements/scale.txt)")
     ranking, out = filtered
@@ -252,7 +241,7 @@ def test_ray_writes_the_same_dataset_as_one_process(filtered, tmp_path, capsys):
     status, _, err = _run([ranking, "--out", on_ray, "--top", "2", "--min-score", "0.2", "--ray", "--ray-workers", "2"],
                           capsys)
     assert status == 0, err
-    single, parallel = _hashes(out), _hashes(on_ray)
+    single, parallel = tree_hashes(out), tree_hashes(on_ray)
     assert set(single) == set(parallel)
     differing = {name for name in single if single[name] != parallel[name]}
     assert differing == {"manifest.json"}  # it names its own output folder

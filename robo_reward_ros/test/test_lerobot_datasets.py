@@ -7,7 +7,6 @@ progress from the frames' red. The relabelled copy is checked byte for byte agai
 and, where a Python 3.12 venv with LeRobot exists (``.venv-lerobot`` at the repository root, or
 ROBO_REWARD_LEROBOT_PYTHON), loaded with LeRobot's own ``LeRobotDataset``.
 """
-import hashlib
 import json
 import os
 import subprocess
@@ -17,7 +16,7 @@ import pytest
 pytest.importorskip("pyarrow", reason="pyarrow is not installed")
 pytest.importorskip("av", reason="PyAV is not installed")
 
-from lerobot_datasets import lerobot_python, write_v3_dataset  # noqa: E402
+from lerobot_datasets import lerobot_python, tree_hashes, write_v3_dataset  # noqa: E402
 from robot_recordings import ramp  # noqa: E402
 
 SCRIPTED = dict(model="scripted", backend="pixel_scripted", plots=False, progress_bar=False,
@@ -33,16 +32,6 @@ def relabelled(tmp_path_factory):
     out, copy = str(root / "scores"), str(root / "pick_rewarded")
     summary = run_lerobot(dataset, out, relabel=copy, **SCRIPTED)
     return dataset, out, copy, summary
-
-
-def _files(root):
-    found = {}
-    for folder, _, names in os.walk(root):
-        for name in names:
-            path = os.path.join(folder, name)
-            with open(path, "rb") as handle:
-                found[os.path.relpath(path, root)] = hashlib.sha256(handle.read()).hexdigest()
-    return found
 
 
 def _jsonl(path):
@@ -73,7 +62,7 @@ def test_the_copy_adds_the_label_columns_and_leaves_everything_else_byte_identic
     dataset, out, copy, _ = relabelled
     data = os.path.join("data", "chunk-000", "file-000.parquet")
     info = os.path.join("meta", "info.json")
-    before, after = _files(dataset), _files(copy)
+    before, after = tree_hashes(dataset), tree_hashes(copy)
     assert set(before) == set(after)
     assert {name for name in before if before[name] != after[name]} == {data, info}
     original, labelled = pq.read_table(os.path.join(dataset, data)), pq.read_table(os.path.join(copy, data))
