@@ -5,6 +5,7 @@
 The Gymnasium wrapper publishes each step's camera frame and returns the node's reward and flags.
 """
 import math
+import time
 
 import gymnasium
 import pytest
@@ -85,10 +86,17 @@ def test_every_new_wrapper_gets_its_first_reset_scored(spawn):
 
     The wrapper resends it until the node has scored one; before, such a reset waited out the
     step timeout and came back with reward_missing (a quarter of first frames under load).
+
+    The node refuses a frame stamped more than ``cameras.max_stamp_jump_sec`` (0.5 s here) after
+    the previous one, but a reset starts an episode, after which any gap forward is taken: a
+    lock-step controller that paused (to fine-tune, while a scene is reset) sends one frame and
+    waits. Before, that frame and every later one were refused and the controller hung (seen in
+    examples/rl_from_node_rewards.py: 30 s step timeouts, one after another).
     """
     from robo_reward_ros.client import RewardClient
     from robo_reward_ros.client.gym_env import RewardNodeEnv
-    node = spawn(reward_node_argv("instruction:=stack the cups", "inference.rate_hz:=20.0"),
+    node = spawn(reward_node_argv("instruction:=stack the cups", "inference.rate_hz:=20.0",
+                                  "cameras.max_stamp_jump_sec:=0.5"),
                  env=SCRIPTED_ENV)
     with RewardClient() as client:
         assert client.wait_for_node(30.0), node.output()
@@ -101,4 +109,15 @@ def test_every_new_wrapper_gets_its_first_reset_scored(spawn):
             # Resending made no step of its own: the agent got every reward of the episode.
             assert at_reset["episode_return"] + reward == pytest.approx(info["episode_return"],
                                                                         abs=1e-6), (attempt, info)
+        published = []
+        wrapped = RewardNodeEnv(PaintedEnv(), client, step_timeout_sec=10.0,
+                                frame_sink=lambda stamp, rgb: published.append((stamp, rgb.shape)))
+        for pause in (0.0, 1.5):
+            time.sleep(pause)  # the controller's pause is what is tested here, not a wait for the node
+            _, at_reset = wrapped.reset()
+            _, _, _, _, info = wrapped.step([0.0])
+            assert not at_reset["reward_missing"] and not info["reward_missing"], (pause, at_reset, info)
+        # Each frame reached the sink once, as published (resends are not new frames).
+        assert len(published) == 4 and all(shape == painted(0.3, 0.0).shape for _, shape in published)
+        assert published[2][0] - published[1][0] > 1.5
     assert node.interrupt() == 0, node.output()

@@ -59,3 +59,18 @@ def test_the_same_odd_stamp_repeated_is_no_new_timeline():
     guard = StampGuard(max_jump_sec=5.0, confirm_frames=3)
     guard.check(50.0)
     assert verdicts(guard, [900.0] * 10) == [StampVerdict.REJECT] * 10
+
+
+def test_after_a_caller_starts_an_episode_the_next_frame_may_be_any_time_ahead_but_not_back():
+    """A lock-step controller that paused (fine-tuning, a scene reset) sends one frame and waits.
+
+    Before: that frame was refused as a jump, and so was every later one (each came after the
+    controller's step timeout, never the run of frames a new timeline needs): the controller hung.
+    """
+    guard = StampGuard(max_jump_sec=5.0, confirm_frames=3)
+    verdicts(guard, [100.0, 100.1])
+    guard.expect_gap()
+    assert guard.check(99.0).verdict is StampVerdict.REJECT  # back is still refused, the gap still allowed
+    assert guard.check(700.0).verdict is StampVerdict.ACCEPT and guard.last == 700.0
+    assert guard.check(700.1).verdict is StampVerdict.ACCEPT
+    assert guard.check(1400.0).verdict is StampVerdict.REJECT  # once: the next jump needs another start

@@ -37,13 +37,15 @@ class RewardNodeEnv(gymnasium.Wrapper):
     """``env`` with the node's rewards; ``render`` returns its camera frame (HxWx3 uint8 RGB).
 
     ``instructions``: the task (one stage each) set at every reset; None keeps the node's task.
+    ``frame_sink``: called with (stamp, RGB frame) of every frame as it is published (once, not per resend).
     """
 
     def __init__(self, env: gymnasium.Env, client: RewardClient,
                  render: Optional[Callable[[], np.ndarray]] = None,
                  instructions: Optional[Sequence[str]] = None,
                  camera_topic: str = "camera/image_raw", frame_id: str = "env_camera",
-                 step_timeout_sec: float = 10.0, missing_reward: float = math.nan) -> None:
+                 step_timeout_sec: float = 10.0, missing_reward: float = math.nan,
+                 frame_sink: Optional[Callable[[float, np.ndarray], None]] = None) -> None:
         super().__init__(env)
         self.client = client
         self._render = render or env.render
@@ -51,6 +53,7 @@ class RewardNodeEnv(gymnasium.Wrapper):
         self._frame_id = frame_id
         self._timeout = step_timeout_sec
         self._missing = missing_reward
+        self._frame_sink = frame_sink  # gets each frame as published (a recorder: the rollouts to train on)
         self._publisher = client.node.create_publisher(
             Image, camera_topic, QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE))
         self._last_stamp = 0.0
@@ -99,6 +102,8 @@ class RewardNodeEnv(gymnasium.Wrapper):
         msg.header.stamp = to_time(stamp)
         msg.header.frame_id = self._frame_id
         self._publisher.publish(msg)
+        if self._frame_sink is not None:
+            self._frame_sink(stamp, rgb)
         while True:
             left = deadline - time.monotonic()
             wait = left if self._heard else min(left, RESEND_SEC)
@@ -128,6 +133,7 @@ class RewardNodeEnv(gymnasium.Wrapper):
             "stage_succeeded": bool(step.stage_succeeded),
             "episode_return": float(step.episode_return),
             "end_reason": step.end_reason,
+            "status": int(step.status),  # TaskState.STATUS_*: PENDING while a decision waits for the operator
             # A person was in control: a demonstration transition (HIL-SERL keeps these apart).
             "intervened": bool(step.intervened),
             # Who decided what this step ended: model, operator, time_limit, abort ("" for none).

@@ -180,6 +180,11 @@ class FrameIntake:
         stats.frame_id = frame_id
         return IntakeResult(True, new_timeline=new_timeline, updates=updates)
 
+    def expect_gap(self) -> None:
+        """A caller started an episode: each camera's next frame may be any time ahead (stamp_guard.py)."""
+        for guard in self._guards.values():
+            guard.expect_gap()
+
     def _restart_on_new_timeline(self, camera: str, stamp: float, reason: str,
                                  now: float) -> List[MonitorUpdate]:
         """Time limits, stalls and windows would otherwise compare stamps of two clocks."""

@@ -10,6 +10,11 @@ agree with each other on a new timeline (a bag that loops, a camera driver that 
 another clock) is accepted as a new timeline after ``confirm_frames`` frames, and the caller
 restarts the episode on it: mixing two clocks in one episode would corrupt every time-based
 decision.
+
+After a caller starts an episode (``expect_gap``), the next frame may be any time ahead, though
+never back: a controller that stepped a simulator in lock-step and then paused (to fine-tune its
+reward model, or while a person reset the scene) sends one frame and waits for its step, so the
+run of frames a new timeline needs would never come.
 """
 from __future__ import annotations
 
@@ -39,6 +44,11 @@ class StampGuard:
         self.last: Optional[float] = None
         self._candidate_last: Optional[float] = None
         self._candidate_count = 0
+        self._gap_expected = False
+
+    def expect_gap(self) -> None:
+        """Accept the next frame however far ahead it is (module docstring)."""
+        self._gap_expected = True
 
     def check(self, stamp: float) -> StampCheck:
         # A recording's timeline may start at 0.0; a zero after that is an unstamped frame.
@@ -48,8 +58,8 @@ class StampGuard:
         if stamp == 0.0 and self.last is not None:
             return StampCheck(StampVerdict.REJECT, "frame has a zero stamp: the camera driver "
                                                    "must stamp its frames (all timing uses them)")
-        if self.last is None or self._follows(self.last, stamp):
-            self.last = stamp
+        if self.last is None or self._follows(self.last, stamp) or (self._gap_expected and stamp >= self.last):
+            self.last, self._gap_expected = stamp, False
             self._candidate_last, self._candidate_count = None, 0
             return StampCheck(StampVerdict.ACCEPT)
         # A new timeline must move forward: one stale frame sent again and again is no clock.

@@ -505,6 +505,7 @@ class RewardNode(LifecycleNodeMixin, Node):
         try:
             updates = self._pipeline.start_episode(
                 self._intake.frame_time(), request.episode_id, request.reason.strip() or "reset")
+            self._intake.expect_gap()
             self._publish_then_state(updates)
         except (RuntimeError, InvalidEpisodeIdError) as exc:
             response.success, response.message = False, str(exc)
@@ -526,6 +527,8 @@ class RewardNode(LifecycleNodeMixin, Node):
         check_task_for_model(task, self._settings.max_stages, self._model.reserved_texts())
         self.get_logger().info(f"task from {source}: {describe_task(task)}")
         self._publish_then_state(self._pipeline.set_task(task, self._intake.frame_time(), start))
+        if start:
+            self._intake.expect_gap()
 
     # --- inference thread -------------------------------------------------------------------
     def _inference_step(self) -> None:
