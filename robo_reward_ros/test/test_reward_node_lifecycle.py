@@ -107,6 +107,19 @@ def test_configure_activate_deactivate_cleanup_configure(ros_node, spawn, tiny_r
         diagnostics.clear()
         spin_until(ros_node, lambda: model_loaded() is False, what="the model to be freed",
                    processes=processes)
+    # The same swap in one call, as a controller that fine-tunes its reward model makes it
+    # (RewardClient.reload_model): from unconfigured (here), after a checkpoint that does not
+    # load (refused with an error, the node left unconfigured), and from active.
+    from robo_reward_ros.client import RewardClient, RewardNodeError
+    with RewardClient() as client:
+        with pytest.raises(RewardNodeError, match="refused"):
+            client.reload_model(str(tmp_path / "no-such-checkpoint"), timeout_sec=120.0)
+        for checkpoint in (retrained, tiny_robometer_dir):
+            seen = len(estimates)
+            client.reload_model(checkpoint, timeout_sec=120.0)
+            assert call(ros_node, get, GetState.Request(), processes).current_state.id == State.PRIMARY_STATE_ACTIVE
+            spin_until(ros_node, lambda: len(estimates) > seen and estimates[-1].model_id == checkpoint,
+                       what=f"estimates from {checkpoint} after reload_model", processes=processes)
     for process in processes:
         assert process.interrupt() == 0, process.output()
 

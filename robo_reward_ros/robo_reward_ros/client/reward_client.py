@@ -24,7 +24,11 @@ import time
 from typing import Callable, Deque, Dict, List, Optional, Sequence
 
 import rclpy
+from lifecycle_msgs.msg import State, Transition
+from lifecycle_msgs.srv import ChangeState, GetState
+from rcl_interfaces.srv import SetParameters
 from rclpy.executors import SingleThreadedExecutor
+from rclpy.parameter import Parameter
 from robo_reward_msgs.msg import (DecidedBy, FailureEvent, OperatorLabel, OperatorVerdict, ResetRequest,
                                   RewardStep, StageSpec, TaskSpec, TaskState)
 from robo_reward_msgs.srv import (DismissAlert, QueryProgress, ReportResetDone, SetIntervention, SetTask,
@@ -99,9 +103,9 @@ class RewardClient:
         self._start = self.node.create_client(StartEpisode, f"{self._node_path}/start_episode")
         self._set_task = self.node.create_client(SetTask, f"{self._node_path}/set_task")
         self._query = self.node.create_client(QueryProgress, f"{self._node_path}/query_progress")
-        # The operator's services are made on first use: a controller whose SROS2 enclave may
-        # not judge (config/sros2_caller_policy.xml) never creates them.
-        self._operator_clients: Dict[str, object] = {}
+        # The operator's and the lifecycle services are made on first use: a controller whose
+        # SROS2 enclave may not judge or reload (config/sros2_caller_policy.xml) never creates them.
+        self._service_clients: Dict[str, object] = {}
         self._executor = SingleThreadedExecutor(context=context)
         self._executor.add_node(self.node)
         self._spinning = True
@@ -230,17 +234,17 @@ class RewardClient:
             else int(verdict)
         request = SubmitVerdict.Request(verdict=OperatorVerdict(
             episode_id=episode_id, stage_number=stage_number, verdict=code, source=source, reason=reason))
-        return self._call(self._operator(SubmitVerdict, "submit_verdict"), request, timeout_sec).label
+        return self._call(self._service(SubmitVerdict, "submit_verdict"), request, timeout_sec).label
 
     def set_intervention(self, active: bool, source: str, reason: str = "",
                          timeout_sec: float = 10.0) -> OperatorLabel:
         """Say that a person takes over (True) or hands control back (False)."""
         request = SetIntervention.Request(active=active, source=source, reason=reason)
-        return self._call(self._operator(SetIntervention, "set_intervention"), request, timeout_sec).label
+        return self._call(self._service(SetIntervention, "set_intervention"), request, timeout_sec).label
 
     def report_reset_done(self, source: str, reason: str = "", timeout_sec: float = 10.0) -> str:
         """Say the scene is reset; returns the episode the node started because of it ("" if none)."""
-        response = self._call(self._operator(ReportResetDone, "report_reset_done"),
+        response = self._call(self._service(ReportResetDone, "report_reset_done"),
                               ReportResetDone.Request(source=source, reason=reason), timeout_sec)
         return self._learned(response.episode_id)
 
@@ -248,16 +252,59 @@ class RewardClient:
                       timeout_sec: float = 10.0) -> OperatorLabel:
         """Mark a failure warning (FailureEvent.KIND_*, 0: the newest) a false alarm."""
         request = DismissAlert.Request(episode_id=episode_id, kind=kind, source=source, reason=reason)
-        return self._call(self._operator(DismissAlert, "dismiss_alert"), request, timeout_sec).label
+        return self._call(self._service(DismissAlert, "dismiss_alert"), request, timeout_sec).label
 
-    def _operator(self, service_type, name: str):
+    # --- the node's model -----------------------------------------------------------------------
+    def reload_model(self, model_id: str, timeout_sec: float = 300.0) -> None:
+        """Swap the node's checkpoint without a restart: deactivate, clean up, set ``model.id``, configure, activate.
+
+        For a controller that fine-tunes the model it learns from (examples/rl_from_node_rewards.py).
+        From whichever of those states the node is in; the running episode ends as a deactivation
+        ends it, the task stays. A refused step raises RewardNodeError (a checkpoint that does not
+        load, say: the node is then unconfigured, and a call with a loadable one recovers).
+        """
+        deadline = time.monotonic() + timeout_sec
+
+        def left() -> float:
+            return max(1.0, deadline - time.monotonic())
+
+        change = self._service(ChangeState, "change_state")
+        state = self._call_unchecked(self._service(GetState, "get_state"), GetState.Request(), left()).current_state.id
+        steps = {State.PRIMARY_STATE_ACTIVE: [Transition.TRANSITION_DEACTIVATE, Transition.TRANSITION_CLEANUP],
+                 State.PRIMARY_STATE_INACTIVE: [Transition.TRANSITION_CLEANUP],
+                 State.PRIMARY_STATE_UNCONFIGURED: []}
+        if state not in steps:
+            raise RewardNodeError(f"{self._node_path} is in lifecycle state {state}: not one a model is swapped from")
+
+        def transition(transition_id: int) -> None:
+            request = ChangeState.Request(transition=Transition(id=transition_id))
+            if not self._call_unchecked(change, request, left()).success:
+                raise RewardNodeError(f"{self._node_path}: lifecycle transition {transition_id} refused "
+                                      f"(model {model_id}; the node's log says why)")
+
+        for transition_id in steps[state]:
+            transition(transition_id)
+        request = SetParameters.Request(parameters=[Parameter("model.id", value=model_id).to_parameter_msg()])
+        result = self._call_unchecked(self._service(SetParameters, "set_parameters"), request, left()).results[0]
+        if not result.successful:
+            raise RewardNodeError(f"{self._node_path}: model.id refused: {result.reason}")
+        transition(Transition.TRANSITION_CONFIGURE)
+        transition(Transition.TRANSITION_ACTIVATE)
+
+    def _service(self, service_type, name: str):
+        """A client of one of the node's own services, made on first use."""
         with self._changed:
-            if name not in self._operator_clients:
-                self._operator_clients[name] = self.node.create_client(service_type,
-                                                                       f"{self._node_path}/{name}")
-            return self._operator_clients[name]
+            if name not in self._service_clients:
+                self._service_clients[name] = self.node.create_client(service_type, f"{self._node_path}/{name}")
+            return self._service_clients[name]
 
     def _call(self, client, request, timeout_sec: float):
+        response = self._call_unchecked(client, request, timeout_sec)
+        if not response.success:
+            raise RewardNodeError(f"{client.srv_name} refused: {response.message}")
+        return response
+
+    def _call_unchecked(self, client, request, timeout_sec: float):
         deadline = time.monotonic() + timeout_sec
         if not client.wait_for_service(timeout_sec=timeout_sec):
             raise RewardNodeError(f"no reward node answers on {client.srv_name} (waited "
@@ -271,10 +318,7 @@ class RewardClient:
         if not done.wait(max(0.0, deadline - time.monotonic())):
             client.remove_pending_request(future)
             raise RewardNodeError(f"{client.srv_name} did not answer within {timeout_sec:g} s")
-        response = future.result()
-        if not response.success:
-            raise RewardNodeError(f"{client.srv_name} refused: {response.message}")
-        return response
+        return future.result()
 
     # --- the client's thread ------------------------------------------------------------------
     def _spin(self) -> None:
