@@ -292,7 +292,7 @@ class RewardClient:
         transition(Transition.TRANSITION_ACTIVATE)
 
     def _service(self, service_type, name: str):
-        """A client of one of the node's own services, made on first use."""
+        """Return a client of one of the node's own services, made on first use."""
         with self._changed:
             if name not in self._service_clients:
                 self._service_clients[name] = self.node.create_client(service_type, f"{self._node_path}/{name}")

@@ -181,7 +181,7 @@ class FrameIntake:
         return IntakeResult(True, new_timeline=new_timeline, updates=updates)
 
     def expect_gap(self) -> None:
-        """A caller started an episode: each camera's next frame may be any time ahead (stamp_guard.py)."""
+        """Let each camera's next frame be any time ahead: a caller started an episode (stamp_guard.py)."""
         for guard in self._guards.values():
             guard.expect_gap()
 
