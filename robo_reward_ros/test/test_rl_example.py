@@ -1,0 +1,45 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
+"""examples/rl_from_node_rewards.py as a user runs it: its environment arm end to end, and its argument checks.
+
+The node arms run the reward node for an hour (docs/rl-example.md has their figures); their parts
+are tested where they live: RewardNodeEnv (test_gym_env.py), RewardClient.reload_model
+(test_reward_node_lifecycle.py), CameraRecorder (test_camera_recorder.py), finetune --episode-logs
+(test_finetune_operator_labels.py).
+"""
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+pytest.importorskip("metaworld", reason="metaworld is not installed")
+
+EXAMPLE = os.path.join(os.path.dirname(__file__), "..", "..", "examples", "rl_from_node_rewards.py")
+
+
+def run(*args, cwd=None):
+    return subprocess.run([sys.executable, EXAMPLE, *args], capture_output=True, text=True, timeout=600, cwd=cwd)
+
+
+def test_the_environment_arm_trains_judges_and_prints_the_table(tmp_path):
+    out = tmp_path / "rl"
+    done = run("--arms", "env", "--seeds", "1", "--episodes", "16", "--out", str(out))
+    assert done.returncode == 0, done.stdout + done.stderr
+    result = json.loads((out / "env" / "seed-0" / "result.json").read_text())
+    assert [p["episodes"] for p in result["curve"]] == [8, 16]
+    assert 0.0 <= result["final_success"] <= 1.0 and len(result["policy"]) == 12
+    row = next(line for line in done.stdout.splitlines() if line.startswith("| environment reward"))
+    assert f"| 1 | {result['final_success']:.2f} (" in row
+    assert (out / "learning_curves.png").stat().st_size > 10_000
+    assert (out / "table.md").read_text().splitlines()[2] == row
+    again = run("--arms", "env", "--seeds", "1", "--episodes", "16", "--out", str(out))
+    assert "already in" in again.stdout and row in again.stdout  # kept, not run again
+
+
+@pytest.mark.parametrize("args, message", [(("--arms", "env,bandit"), "unknown arm(s) ['bandit']"),
+                                           (("--episodes", "12"), "a positive multiple of 8")])
+def test_bad_arguments_are_refused_with_the_reason(args, message, tmp_path):
+    done = run(*args, "--out", str(tmp_path))
+    assert done.returncode == 2 and message in done.stderr, done.stderr
