@@ -262,6 +262,8 @@ class RewardClient:
         From whichever of those states the node is in; the running episode ends as a deactivation
         ends it, the task stays. A refused step raises RewardNodeError (a checkpoint that does not
         load, say: the node is then unconfigured, and a call with a loadable one recovers).
+        Under SROS2 the controllers' policy (config/sros2_caller_policy.xml) grants no lifecycle or
+        parameter service: a training set-up that reloads needs an enclave of its own that does.
         """
         deadline = time.monotonic() + timeout_sec
 
