@@ -13,9 +13,7 @@ import os
 import numpy as np
 
 from robo_reward_ros.core.stamps import NANOSECONDS_PER_SECOND, split_seconds
-from robo_reward_ros.recordings.typestore import kilted_typestore
-
-IMAGE_TYPE = "sensor_msgs/msg/Image"
+from robo_reward_ros.recordings.typestore import IMAGE_TYPE, kilted_typestore, rgb8_image_cdr
 
 
 class CameraRecorder:
@@ -29,8 +27,6 @@ class CameraRecorder:
         self.path = path
         self.frames = 0
         self._store = kilted_typestore()
-        self._types = {name: self._store.types[name] for name in
-                       (IMAGE_TYPE, "std_msgs/msg/Header", "builtin_interfaces/msg/Time")}
         self._frame_id = frame_id
         self._writer = Writer(path, version=Writer.VERSION_LATEST, storage_plugin=StoragePlugin.MCAP)
         self._writer.open()
@@ -38,16 +34,9 @@ class CameraRecorder:
 
     def write(self, stamp: float, rgb: np.ndarray) -> None:
         """Record one HxWx3 uint8 frame stamped ``stamp`` (seconds; header and log time alike)."""
-        image, header, time_ = (self._types[name] for name in
-                                (IMAGE_TYPE, "std_msgs/msg/Header", "builtin_interfaces/msg/Time"))
-        rgb = np.ascontiguousarray(rgb, dtype=np.uint8)
-        height, width = rgb.shape[:2]
         sec, nanosec = split_seconds(stamp)  # as the published header has it (node/stamps.to_time)
         nanoseconds = sec * NANOSECONDS_PER_SECOND + nanosec
-        msg = image(header=header(stamp=time_(sec, nanosec), frame_id=self._frame_id),
-                    height=height, width=width, encoding="rgb8", is_bigendian=0, step=width * 3,
-                    data=rgb.reshape(-1))
-        self._writer.write(self._connection, nanoseconds, self._store.serialize_cdr(msg, IMAGE_TYPE))
+        self._writer.write(self._connection, nanoseconds, rgb8_image_cdr(self._store, nanoseconds, rgb, self._frame_id))
         self.frames += 1
 
     def close(self) -> None:

@@ -24,19 +24,16 @@ import json
 import os
 from typing import Iterable, List, Optional
 
-import numpy as np
-
 from robo_reward_ros.core.frame import Frame
-from robo_reward_ros.core.stamps import split_nanoseconds, to_nanoseconds
+from robo_reward_ros.core.stamps import to_nanoseconds
 from robo_reward_ros.recordings.episode import Episode, FrameTruth
 from robo_reward_ros.recordings.output_paths import safe_file_name
-from robo_reward_ros.recordings.typestore import kilted_typestore
+from robo_reward_ros.recordings.typestore import IMAGE_TYPE, kilted_typestore, rgb8_image_cdr
 
 IMAGE_TOPIC = "/camera/image_raw"
 INSTRUCTION_TOPIC = "/instruction"
 EPISODE_TOPIC = "/episode"
 TRUTH_TOPIC = "/ground_truth"
-IMAGE_TYPE = "sensor_msgs/msg/Image"
 STRING_TYPE = "std_msgs/msg/String"
 BASE_STAMP_NS = 1_700_000_000 * 10**9  # fixed, so the same episode gives the same bag
 FRAME_ID = "camera"
@@ -46,10 +43,7 @@ def write_episode_bag(episode: Episode, path: str) -> str:
     """Write ``episode`` to a new bag directory ``path`` (it must not exist)."""
     from rosbags.rosbag2 import StoragePlugin, Writer
     store = kilted_typestore()
-    Image = store.types[IMAGE_TYPE]
     String = store.types[STRING_TYPE]
-    Header = store.types["std_msgs/msg/Header"]
-    Time = store.types["builtin_interfaces/msg/Time"]
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     with Writer(path, version=Writer.VERSION_LATEST, storage_plugin=StoragePlugin.MCAP) as writer:
         image_conn = writer.add_connection(IMAGE_TOPIC, IMAGE_TYPE, typestore=store)
@@ -64,13 +58,7 @@ def write_episode_bag(episode: Episode, path: str) -> str:
             String(data=episode.instructions[0]), STRING_TYPE))
         for index, frame in enumerate(episode.frames):
             stamp = BASE_STAMP_NS + _ns(frame.stamp)
-            rgb = np.ascontiguousarray(frame.rgb, dtype=np.uint8)
-            height, width = rgb.shape[:2]
-            msg = Image(header=Header(stamp=Time(*split_nanoseconds(stamp)),
-                                      frame_id=FRAME_ID),
-                        height=height, width=width, encoding="rgb8", is_bigendian=0,
-                        step=width * 3, data=rgb.reshape(-1))
-            writer.write(image_conn, stamp, store.serialize_cdr(msg, IMAGE_TYPE))
+            writer.write(image_conn, stamp, rgb8_image_cdr(store, stamp, frame.rgb, FRAME_ID))
             if truth_conn is not None:
                 row = episode.truth[index]
                 writer.write(truth_conn, stamp, store.serialize_cdr(String(data=json.dumps(

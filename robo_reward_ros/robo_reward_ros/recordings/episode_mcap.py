@@ -27,7 +27,7 @@ import numpy as np
 
 from robo_reward_ros.core.stamps import split_nanoseconds
 from robo_reward_ros.recordings.output_paths import UnsafeOutputPath, path_inside, safe_file_name
-from robo_reward_ros.recordings.typestore import kilted_typestore
+from robo_reward_ros.recordings.typestore import kilted_typestore, rgb8_image_cdr
 
 REWARD_TOPIC = "/reward"
 TASK_STATE_TOPIC = "/task_state"
@@ -120,14 +120,9 @@ class EpisodeMcap:
 
     def camera_rgb(self, topic: str, stamp_ns: int, rgb: np.ndarray) -> None:
         """Write a decoded frame as rgb8 (episodes held in memory)."""
-        types = self.store.types
         self._start(stamp_ns)
         self.flush(stamp_ns)
-        rgb = np.ascontiguousarray(rgb, dtype=np.uint8)
-        msg = types["sensor_msgs/msg/Image"](
-            header=self._header(stamp_ns, "camera"), height=rgb.shape[0], width=rgb.shape[1],
-            encoding="rgb8", is_bigendian=0, step=rgb.shape[1] * 3, data=rgb.reshape(-1))
-        self.writer.write(self.cameras[topic], stamp_ns, self.store.serialize_cdr(msg, "sensor_msgs/msg/Image"))
+        self.writer.write(self.cameras[topic], stamp_ns, rgb8_image_cdr(self.store, stamp_ns, rgb, "camera"))
 
     def finish(self, trace=None) -> None:
         """Write what is left and close the file."""
