@@ -168,10 +168,9 @@ def train(arm: Arm, episodes: int, seed: int, finetune_every: int, log) -> dict:
 
 def final_success(theta: np.ndarray, seed: int) -> float:
     """Judge the final policy on ``EVAL_VARIANTS`` scene variants of the task (environment only)."""
-    import metaworld
-    from robo_reward_ros.simulation.metaworld_episodes import make_env
+    from robo_reward_ros.simulation.metaworld_episodes import make_env, task_variants
     env, _ = make_env(TASK, seed)
-    variants = metaworld.MT1(TASK, seed=seed).train_tasks[:EVAL_VARIANTS]
+    variants = task_variants(TASK, seed)[:EVAL_VARIANTS]
     successes = []
     for variant in variants:
         env.set_task(variant)

@@ -19,8 +19,8 @@ pytest.importorskip("metaworld", reason="metaworld is not installed")
 EXAMPLE = os.path.join(os.path.dirname(__file__), "..", "..", "examples", "rl_from_node_rewards.py")
 
 
-def run(*args, cwd=None):
-    return subprocess.run([sys.executable, EXAMPLE, *args], capture_output=True, text=True, timeout=600, cwd=cwd)
+def run(*args):
+    return subprocess.run([sys.executable, EXAMPLE, *args], capture_output=True, text=True, timeout=600)
 
 
 def test_the_environment_arm_trains_judges_and_prints_the_table(tmp_path):

@@ -106,6 +106,11 @@ def _benchmark(env_name: str, seed: int):
     return metaworld.MT1(env_name, seed=seed)
 
 
+def task_variants(env_name: str, seed: int) -> List:
+    """Return the MT1 benchmark's scene variants of ``env_name`` at ``seed`` (``make_env`` sets the first)."""
+    return list(_benchmark(env_name, seed).train_tasks)
+
+
 def make_env(env_name: str, seed: int):
     benchmark = _benchmark(env_name, seed)
     env = benchmark.train_classes[env_name]()
