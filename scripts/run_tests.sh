@@ -4,9 +4,8 @@
 # The whole test suite on a fresh machine, in legs; each leg sets up its own venv
 # (scripts/setup.sh: the lock for its Python and ROS 2 distro, colcon build), then runs pytest:
 #   default  Python 3.11 ($PYTHON), ROS 2 Kilted, every test     .venv ($ROBO_REWARD_VENV)
-#   py3.10   Python 3.10, ROS 2 Kilted, every test but two        .venv-py3.10
-#            (style and the compile-on-3.10-and-3.12 check: properties of the source, not of
-#            the interpreter; the default leg runs them)
+#   py3.10   Python 3.10, ROS 2 Kilted, the ROS-free tests and    .venv-py3.10
+#            five ROS tests (below; docs/development.md, "What each leg runs, and why")
 #   jazzy    Python 3.12, ROS 2 Jazzy, the ROS tests (below)     .venv-jazzy
 # ROBO_REWARD_LEGS="default" runs only the first (the quick loop); the default is all three.
 # Extra arguments go to pytest in every leg (e.g. scripts/run_tests.sh -k messages -x).
@@ -27,7 +26,15 @@ ros_tests=(test_reward_node.py test_reward_node_faults.py test_reward_node_lifec
            test_operator_overlay.py test_interfaces_roundtrip.py test_ros_compat.py
            test_entry_points.py test_security.py test_live_replay.py test_episode_player_pauses.py test_soak_short.py
            test_demo.py test_demo_console.py test_reward_server.py test_ray_free_imports.py
-           test_fastdds_profiles.py test_launch_file.py test_operator_loop.py test_operator_console.py)
+           test_fastdds_profiles.py test_launch_file.py test_operator_loop.py test_operator_console.py
+           test_reward_node_verifier.py test_model_thresholds.py)
+# The ROS tests the py3.10 leg keeps: those whose outcome can depend on the interpreter and its
+# libraries (3.10's rclpy build, numpy 2.2 in messages, the node's model stack on 3.10's
+# versions, the entry points installed there, a robot's install without Ray). The rest test the
+# node's behaviour in code that test_python_versions.py checks for 3.10 (compile and vermin); the
+# default and jazzy legs run them.
+py310_ros_tests=(test_reward_node.py test_interfaces_roundtrip.py test_ros_compat.py
+                 test_entry_points.py test_ray_free_imports.py)
 
 # A leg's settings (interpreter, distro, venv) and the tests it runs.
 leg_plan() {
@@ -37,8 +44,14 @@ leg_plan() {
     default) ;;
     py3.10)
       settings=(PYTHON=python3.10 ROBO_REWARD_VENV="$root/.venv-py3.10")
+      # Style, and the check that the source needs nothing newer than 3.10: properties of the
+      # source, not of the interpreter running the tests.
       tests=("$test_dir" --ignore="$test_dir/test_code_style.py"
-             --ignore="$test_dir/test_python_versions.py") ;;
+             --ignore="$test_dir/test_python_versions.py")
+      local test
+      for test in "${ros_tests[@]}"; do
+        [[ " ${py310_ros_tests[*]} " == *" $test "* ]] || tests+=(--ignore="$test_dir/$test")
+      done ;;
     jazzy)
       settings=(PYTHON=python3.12 ROBO_REWARD_ROS_DISTRO=jazzy ROBO_REWARD_VENV="$root/.venv-jazzy")
       tests=("${ros_tests[@]/#/$test_dir/}") ;;
