@@ -3,12 +3,14 @@
 """Tokenizer, chat template and vision settings of a Qwen3-VL base model, and prompt expansion.
 
 transformers' ``AutoProcessor`` for Qwen3-VL needs torchvision (its video processor), which is not
-installable beside every torch build. So the processor is tried first (to pick up the settings a
-user's full install reports) and, when it cannot be built, the tokenizer and the JSON settings are
-read directly; the reason is logged. Either way the pixels and the placeholder expansion are done
-here, so the two installs produce the same token sequence.
+installable beside every torch build. So where torchvision is installed the processor is tried
+first (to pick up the settings a user's full install reports) and, where it is not or the processor
+cannot be built, the tokenizer and the JSON settings are read directly; the reason is logged.
+Either way the pixels and the placeholder expansion are done here, so the two installs produce the
+same token sequence.
 """
 import dataclasses
+import importlib.util
 import json
 import logging
 import os
@@ -122,13 +124,19 @@ class QwenProcessing:
             # Without a network, transformers retries for minutes; one probe switches to the cache.
             hub_access.probe(name_or_path)
         processor = None
-        try:
-            from transformers import AutoProcessor
-            processor = AutoProcessor.from_pretrained(name_or_path, trust_remote_code=False)
-        except Exception as exc:  # the fallback below is the normal path without torchvision
-            reason = str(exc).splitlines()[0] if str(exc) else repr(exc.__cause__ or exc.__context__ or exc)
-            LOG.info("AutoProcessor for %s unavailable (%s: %s); using tokenizer + processor JSON",
-                     name_or_path, type(exc).__name__, reason)
+        # Qwen3-VL's video processor needs torchvision. Without it AutoProcessor loads the whole
+        # tokenizer (2 s for Qwen's 150k-token vocabulary) before it fails: ask first.
+        if importlib.util.find_spec("torchvision") is None:
+            LOG.info("torchvision is not installed: %s's processor from its tokenizer + processor JSON",
+                     name_or_path)
+        else:
+            try:
+                from transformers import AutoProcessor
+                processor = AutoProcessor.from_pretrained(name_or_path, trust_remote_code=False)
+            except Exception as exc:  # the fallback below reads the same settings from the JSON files
+                reason = str(exc).splitlines()[0] if str(exc) else repr(exc.__cause__ or exc.__context__ or exc)
+                LOG.info("AutoProcessor for %s unavailable (%s: %s); using tokenizer + processor JSON",
+                         name_or_path, type(exc).__name__, reason)
         if processor is not None and getattr(processor, "tokenizer", None) is not None:
             tokenizer = processor.tokenizer
             image_raw = _object_settings(getattr(processor, "image_processor", None))
