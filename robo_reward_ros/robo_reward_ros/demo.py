@@ -79,9 +79,11 @@ def main(argv: List[str] = None) -> int:
 def run(model: str, bags: List[str], out: str, duration: float, tiny: bool, parameters=None,
         verbose: bool = False) -> int:
     import rclpy
+    from rclpy.signals import SignalHandlerOptions
     from diagnostic_msgs.msg import DiagnosticArray
     from robo_reward_msgs.msg import FailureEvent, OperatorLabel, RewardEstimate, TaskState
     from robo_reward_ros.demo_console import DemoConsole, operator_summary
+    from robo_reward_ros.node.ros_compat import shut_down_keeping_signal_handlers
     from robo_reward_ros.recordings.episode_bag import read_episode_bag
     from robo_reward_ros.node.node_process import (installed_executable, node_argv, start_process,
                                                    stop_process)
@@ -103,7 +105,10 @@ def run(model: str, bags: List[str], out: str, duration: float, tiny: bool, para
           f"{len(bags)} episode(s); the node loads its model first", flush=True)
     episodes = [read_episode_bag(bag) for bag in bags]  # while the node loads its model
     console = DemoConsole(episodes, verbose)
-    rclpy.init()
+    # No rclpy signal handlers: with them a Ctrl-C could arrive as rclpy's shutdown of the
+    # context (ExternalShutdownException out of spin_once, a traceback and exit 1: seen under
+    # load) instead of the KeyboardInterrupt that stops the demo cleanly below.
+    rclpy.init(signal_handler_options=SignalHandlerOptions.NO)
     node = rclpy.create_node("robo_reward_demo_listener")
     seen = {"estimates": [], "failures": [], "states": [], "labels": []}
 
@@ -129,7 +134,7 @@ def run(model: str, bags: List[str], out: str, duration: float, tiny: bool, para
         pass
     finally:
         node.destroy_node()
-        rclpy.try_shutdown()
+        shut_down_keeping_signal_handlers()
         codes = [stop_process(child) for child in reversed(children)][::-1]
     written = _write_outputs(bags, episodes, seen, out, tiny)
     print(f"demo: stopped; exit codes {codes}")

@@ -86,3 +86,44 @@ def test_the_node_scores_frames_on_humbles_rclpy_api(ros_node, spawn):
     refused = set_k(9)
     assert not refused.successful and "success.k must be in [1, success.n]" in refused.reason
     assert node.interrupt() == 0, node.output()
+
+
+SHUT_DOWN_PROBE = r"""
+import inspect, signal, sys
+import rclpy
+from rclpy.signals import SignalHandlerOptions
+from robo_reward_ros.node import ros_compat
+
+uninstalled, calls = [], []
+rclpy.uninstall_signal_handlers = lambda: uninstalled.append(True)  # Kilted's try_shutdown calls it
+if sys.argv[1] == "humble":  # Humble's and Jazzy's try_shutdown: no uninstall_handlers, uninstalls nothing
+    real = rclpy.try_shutdown
+    keep = {"uninstall_handlers": False} if "uninstall_handlers" in inspect.signature(real).parameters else {}
+    def try_shutdown(*, context=None):
+        calls.append(context)
+        real(context=context, **keep)
+    rclpy.try_shutdown = try_shutdown
+rclpy.init(signal_handler_options=SignalHandlerOptions.NO)
+def mine(*_):
+    pass
+signal.signal(signal.SIGINT, mine)
+ros_compat.shut_down_keeping_signal_handlers()
+print(f"ok={rclpy.ok()} uninstalled={bool(uninstalled)} handler={signal.getsignal(signal.SIGINT) is mine}"
+      f" humble_calls={calls}")
+"""
+
+
+@pytest.mark.parametrize("api", ["this distro", "humble"])
+def test_shutting_down_leaves_the_processs_signal_handlers_alone(api):
+    """Kilted's try_shutdown set SIGINT to SIG_DFL for a moment: a SIGINT then killed the node (exit -2)."""
+    import os
+    import subprocess
+    import sys
+
+    from ros_fixtures import PACKAGE_ROOT  # this checkout's package, not the installed copy
+    env = dict(os.environ, PYTHONPATH=PACKAGE_ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    done = subprocess.run([sys.executable, "-c", SHUT_DOWN_PROBE, api.split()[0]], capture_output=True,
+                          text=True, timeout=60, env=env)
+    assert done.returncode == 0, done.stderr
+    assert "ok=False uninstalled=False handler=True" in done.stdout, done.stdout + done.stderr
+    assert ("humble_calls=[None]" in done.stdout) is (api == "humble"), done.stdout

@@ -54,9 +54,13 @@ class EpisodePlayer:
         self.node.create_subscription(RewardEstimate, "reward", self.estimates.append, 100)
         self.node.create_subscription(FailureEvent, "failure_events", self.failures.append, 100)
         self.node.create_subscription(TaskState, "task_state", self.states.append, LATCHED_LISTENER_QOS)
-        self._wait(lambda: self._set_task.service_is_ready() and self._start.service_is_ready()
-                   and self._camera.get_subscription_count() > 0, ready_timeout,
-                   "the reward node to load its model and activate")
+        try:
+            self._wait(lambda: self._set_task.service_is_ready() and self._start.service_is_ready()
+                       and self._camera.get_subscription_count() > 0, ready_timeout,
+                       "the reward node to load its model and activate")
+        except BaseException:  # a timeout, or a Ctrl-C while the node loads: no context left open
+            self.close()
+            raise
 
     def _wait(self, condition, timeout: float, what: str, meanwhile=None) -> None:
         """Spin until ``condition()``; ``meanwhile()`` runs on every turn (keeps a camera streaming)."""
@@ -266,7 +270,10 @@ def main(argv=None) -> int:
     parser.add_argument("--rate-hz", type=float, default=2.0, help="the node's inference.rate_hz")
     parser.add_argument("--quiet", action="store_true", help="print nothing per episode")
     args = parser.parse_args(sys.argv[1:] if argv is None else argv)
-    player = EpisodePlayer(args.camera_topic, args.node_name, args.rate_hz)
+    try:
+        player = EpisodePlayer(args.camera_topic, args.node_name, args.rate_hz)
+    except KeyboardInterrupt:  # a Ctrl-C (or the demo stopping) while the node loads: a clean stop
+        return 0
     try:
         for bag in find_bags(args.bags):
             episode = read_episode_bag(bag)

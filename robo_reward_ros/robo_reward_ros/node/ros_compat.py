@@ -13,17 +13,23 @@ uses is the same on all three:
   Jazzy's do not: ``settle_shut_down_executor`` does).
 - ``LifecycleNode(callback_group=...)`` is the same on all three: the reward node puts its
   lifecycle services in their own group with it, so ``get_state`` answers during a transition.
+- Kilted's ``rclpy.try_shutdown()`` uninstalls rclpy's signal handlers (Humble's and Jazzy's do
+  not, and take no ``uninstall_handlers``): ``shut_down_keeping_signal_handlers``.
 """
 from __future__ import annotations
 
+import inspect
 from typing import Callable
+
+import rclpy
 
 try:  # Iron and later
     from rclpy.event_handler import SubscriptionEventCallbacks
 except ImportError:  # Humble: the same class, in its old module
     from rclpy.qos_event import SubscriptionEventCallbacks
 
-__all__ = ["SubscriptionEventCallbacks", "on_parameters_set", "settle_shut_down_executor"]
+__all__ = ["SubscriptionEventCallbacks", "on_parameters_set", "settle_shut_down_executor",
+           "shut_down_keeping_signal_handlers"]
 
 
 def on_parameters_set(node, validate: Callable, apply: Callable[[list], None]) -> None:
@@ -63,3 +69,18 @@ def settle_shut_down_executor(executor) -> None:
     for task in list(getattr(executor, "_futures", ())):
         if task.done():
             task.exception()
+
+
+def shut_down_keeping_signal_handlers(context=None) -> None:
+    """Shut the context down and leave the process's SIGINT and SIGTERM handlers alone.
+
+    For a process that installed its own handlers (``SignalHandlerOptions.NO``). Kilted's
+    ``try_shutdown`` uninstalls rclpy's handlers even where none were installed, and reads each
+    one by setting the default action and then putting the old handler back (strace: SIGINT to
+    SIG_DFL and back, 0.1 ms apart). A SIGINT in that moment killed the reward node (exit -2 under
+    a burst of SIGINTs, as a Ctrl-C under ros2 launch sends: once in a full test run).
+    """
+    if "uninstall_handlers" in inspect.signature(rclpy.try_shutdown).parameters:
+        rclpy.try_shutdown(context=context, uninstall_handlers=False)
+    else:
+        rclpy.try_shutdown(context=context)

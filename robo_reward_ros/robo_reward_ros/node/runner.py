@@ -33,7 +33,7 @@ from rclpy.impl.implementation_singleton import rclpy_implementation
 from rclpy.signals import SignalHandlerOptions
 
 from robo_reward_ros.core.log_text import escape_controls
-from robo_reward_ros.node.ros_compat import settle_shut_down_executor
+from robo_reward_ros.node.ros_compat import settle_shut_down_executor, shut_down_keeping_signal_handlers
 
 # How often the loop looks at the stop flag while no callback is ready.
 _POLL_SEC = 0.1
@@ -99,7 +99,7 @@ def run_node(make_node: Callable[[], Node], args: Optional[List[str]] = None,
         settle_shut_down_executor(executor)
         if node is not None:
             node.destroy_node()
-        rclpy.try_shutdown()
+        shut_down_keeping_signal_handlers()
         # Nothing is left to stop. Ignored (not the default handler, which Python's finalizer
         # would also put back) so a late signal cannot kill the rest of the exit.
         for sig in (signal.SIGINT, signal.SIGTERM):
