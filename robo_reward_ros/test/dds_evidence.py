@@ -9,9 +9,14 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
 import sys
+import threading
+import traceback
 from typing import Iterable, List
+
+from proc_stat import stat_fields
 
 # A fresh participant's view of the graph: if it sees the other process's endpoints and the test's
 # participant does not, the test's own middleware state is stale, not the other process.
@@ -48,10 +53,9 @@ def thread_states(pid: int) -> str:
         return "  (gone)"
     for tid in tids:
         try:
+            state = stat_fields(f"/proc/{pid}/task/{tid}/stat")[0]
             with open(f"/proc/{pid}/task/{tid}/comm") as comm, \
-                    open(f"/proc/{pid}/task/{tid}/stat") as stat, \
                     open(f"/proc/{pid}/task/{tid}/wchan") as wchan:
-                state = stat.read().rsplit(")", 1)[1].split()[0]
                 lines.append(f"  {tid} {comm.read().strip()} {state} {wchan.read().strip()}")
         except OSError:
             continue
@@ -59,17 +63,42 @@ def thread_states(pid: int) -> str:
 
 
 def native_stacks(pid: int) -> str:
-    """Return the threads' native stacks (gdb, where installed): which lock a stuck DDS thread waits on."""
+    """Return another process's native stacks (gdb, where installed): which lock a stuck DDS thread waits on."""
+    if pid == os.getpid():
+        raise ValueError("gdb on the test's own process can leave it stopped for good: use python_stacks")
     if shutil.which("gdb") is None:
         return "  (no gdb on PATH: no native stacks)"
+    # A gdb ended while it held the process leaves it stopped: SIGCONT in every case.
     try:
-        done = subprocess.run(["gdb", "-p", str(pid), "-batch", "-nx", "-ex", "set pagination off",
-                               "-ex", "thread apply all bt 12"],
-                              capture_output=True, text=True, timeout=60.0)
+        done = subprocess.run(["timeout", "-s", "KILL", "60", "gdb", "-p", str(pid), "-batch", "-nx",
+                               "-iex", "set debuginfod enabled off",
+                               "-ex", "set pagination off", "-ex", "thread apply all bt 12"],
+                              capture_output=True, text=True, timeout=90.0)
     except subprocess.TimeoutExpired:
         return "  (gdb did not finish)"
+    finally:
+        try:
+            os.kill(pid, signal.SIGCONT)
+        except OSError:
+            pass
+    if done.returncode == -signal.SIGKILL:  # ended by timeout (it kills its own group with gdb)
+        return "  (gdb did not finish in 60 s)"
     lines = [line for line in done.stdout.splitlines() if line.startswith(("Thread", "#"))]
     return "\n".join(lines) or done.stderr[-1000:]
+
+
+def python_stacks() -> str:
+    """Return this process's Python threads' stacks, innermost call last.
+
+    Not gdb: it stops every thread of the process it attaches to, and one that hung there and was
+    killed left a test worker stopped for good (CI then waited out its 90 minutes, 2026-12-07).
+    """
+    names = {thread.ident: thread.name for thread in threading.enumerate()}
+    parts = []
+    for ident, frame in sys._current_frames().items():
+        calls = traceback.format_stack(frame, limit=12)
+        parts.append(f"  Thread {names.get(ident, ident)}:\n" + "".join(calls).rstrip())
+    return "\n".join(parts)
 
 
 def graph_view(node) -> str:
@@ -97,7 +126,7 @@ def stall_report(node, pids: Iterable[int]) -> str:
              "--- the test participant's graph ---", graph_view(node),
              "--- a fresh participant's graph ---", observer_view(),
              f"--- threads of the test process {os.getpid()} ---", thread_states(os.getpid()),
-             native_stacks(os.getpid())]
+             python_stacks()]
     for pid in pids:
         parts += [f"--- process {pid}: removed ports mapped {deleted_shm_ports(str(pid))} ---",
                   thread_states(pid), native_stacks(pid)]

@@ -4,6 +4,8 @@
 import os
 from typing import Dict, List, Set, Tuple
 
+from proc_stat import stat_fields
+
 
 def _tree(root: int) -> Set[int]:
     """``root`` and every process below it (children found through /proc/*/stat's parent field)."""
@@ -11,9 +13,7 @@ def _tree(root: int) -> Set[int]:
     for entry in os.listdir("/proc"):
         if entry.isdigit():
             try:
-                with open(f"/proc/{entry}/stat") as handle:
-                    fields = handle.read().rsplit(")", 1)[1].split()
-                parents[int(entry)] = int(fields[1])
+                parents[int(entry)] = int(stat_fields(f"/proc/{entry}/stat")[1])
             except OSError:
                 continue
     tree, frontier = {root}, [root]
