@@ -118,8 +118,12 @@ def ros_node(request):
 
 
 def spin_until(node, condition: Callable[[], bool], timeout: float = DISCOVERY_TIMEOUT_SEC,
-               what: str = "condition", processes: Optional[List[RosProcess]] = None) -> None:
-    """Spin the node's executor until the condition holds; fail with context on timeout."""
+               what: str = "condition", processes: Optional[List[RosProcess]] = None,
+               lacking: Optional[Callable[[], str]] = None) -> None:
+    """Spin the node's executor until the condition holds; fail with context on timeout.
+
+    ``lacking`` says, at the timeout, which part of the condition is still missing.
+    """
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if condition():
@@ -132,7 +136,8 @@ def spin_until(node, condition: Callable[[], bool], timeout: float = DISCOVERY_T
     details = "".join(f"\n--- {p.argv[0]} ---\n{p.output()}" for p in processes or [])
     from dds_evidence import stall_report
     evidence = stall_report(node, [p.popen.pid for p in processes or []])
-    pytest.fail(f"timed out after {timeout:.0f} s waiting for {what}{details}\n{evidence}")
+    missing = f" ({lacking()})" if lacking else ""
+    pytest.fail(f"timed out after {timeout:.0f} s waiting for {what}{missing}{details}\n{evidence}")
 
 
 def python_script(name: str) -> List[str]:

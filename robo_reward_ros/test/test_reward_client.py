@@ -73,10 +73,15 @@ class Cameras:
 def test_a_client_before_the_node_then_one_fused_step_per_inference_step(ros_node, spawn, client):
     with pytest.raises(RewardNodeError, match="no reward node answers"):
         client.start_episode(timeout_sec=0.5)
+    # This test's estimate listener exists before the node, as the client does: one made once the
+    # node was up was matched by the node's publisher after its first estimates once (three test
+    # workers on two cores), and those estimates (volatile) never reached it.
+    estimates = []
+    listener = ros_node.create_subscription(RewardEstimate, "reward", estimates.append, EVENTS_QOS)
     node = spawn(reward_node_argv(TWO_CAMERAS, "inference.rate_hz:=20.0"), env=SCRIPTED_ENV)
     assert client.wait_for_node(30.0), node.output()
-    estimates = []
-    ros_node.create_subscription(RewardEstimate, "reward", estimates.append, EVENTS_QOS)
+    spin_until(ros_node, lambda: listener.get_publisher_count() > 0, what="the node's estimates",
+               processes=[node])
     cameras = Cameras(ros_node, [node], ("front/image_raw", "wrist/image_raw"))
     episode = client.set_task(["stack the cups"])
     steps = []
@@ -94,8 +99,14 @@ def test_a_client_before_the_node_then_one_fused_step_per_inference_step(ros_nod
 
     # Every step's own estimates (a count over all of them can be met by the estimates of a
     # step whose wait timed out above, before the last step's second camera is in).
+    def lacking():
+        missing = [f"{to_seconds(s.header.stamp):.1f} s {list(s.cameras)}" for s in steps
+                   if len(estimates_of(s)) < len(s.cameras)]
+        seen = [f"{to_seconds(e.header.stamp):.1f} s {e.camera}" for e in estimates]
+        return f"steps missing an estimate: {missing}; estimates seen: {seen}"
+
     spin_until(ros_node, lambda: all(len(estimates_of(s)) >= len(s.cameras) for s in steps),
-               what="the per-camera estimates", processes=[node])
+               what="the per-camera estimates", processes=[node], lacking=lacking)
     for step in steps:
         assert set(step.cameras) <= {"front/image_raw", "wrist/image_raw"} and step.cameras
         # One estimate per camera of the step, each with the step's reward: never add them up.

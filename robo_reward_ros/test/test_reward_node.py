@@ -27,18 +27,19 @@ from robo_reward_ros.settings.parameter_table import SPECS
 from robo_reward_ros.core.stamps import to_seconds
 from robo_reward_ros.node.stamps import to_time
 from robo_reward_ros.node.qos_profiles import EVENTS_QOS, LATCHED_QOS, LATCHED_LISTENER_QOS
-from ros_fixtures import (PACKAGE_ROOT, SCRIPTED_ENV, SCRIPTED_MODEL_ARGS, installed_executable,
-                          reward_node_argv, spin_until)
+from ros_fixtures import (DISCOVERY_TIMEOUT_SEC, PACKAGE_ROOT, SCRIPTED_ENV, SCRIPTED_MODEL_ARGS,
+                          installed_executable, reward_node_argv, spin_until)
 from scripted_backend import painted
 
 CONFIG = os.path.join(PACKAGE_ROOT, "config", "reward.yaml")
 
 
-def call(node, client, request, processes):
+def call(node, client, request, processes, timeout=DISCOVERY_TIMEOUT_SEC):
     spin_until(node, client.service_is_ready, what=f"service {client.srv_name}",
                processes=processes)
     future = client.call_async(request)
-    spin_until(node, future.done, what=f"reply of {client.srv_name}", processes=processes)
+    spin_until(node, future.done, timeout=timeout, what=f"reply of {client.srv_name}",
+               processes=processes)
     return future.result()
 
 

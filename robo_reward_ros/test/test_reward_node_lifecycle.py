@@ -24,6 +24,8 @@ from robo_reward_ros.core.stamps import to_seconds
 from ros_fixtures import installed_executable, spin_until
 from test_reward_node import call
 
+MODEL_LOAD_TIMEOUT_SEC = 120.0
+
 
 def test_configure_activate_deactivate_cleanup_configure(ros_node, spawn, tiny_robometer_dir, tmp_path):
     """The second cycle loads another checkpoint (a fine-tuned one, say) set while unconfigured: no restart."""
@@ -47,8 +49,10 @@ def test_configure_activate_deactivate_cleanup_configure(ros_node, spawn, tiny_r
     get = ros_node.create_client(GetState, "/reward_node/get_state")
 
     def transition(transition_id, expected_state):
+        # Configure loads the model before it answers: a few seconds alone, over 30 s once with
+        # three test workers on two cores.
         reply = call(ros_node, change, ChangeState.Request(
-            transition=Transition(id=transition_id)), processes)
+            transition=Transition(id=transition_id)), processes, timeout=MODEL_LOAD_TIMEOUT_SEC)
         assert reply.success, node.output()
         assert call(ros_node, get, GetState.Request(), processes).current_state.id == \
             expected_state
