@@ -72,16 +72,18 @@ os.environ.setdefault("PYTHONFAULTHANDLER", "1")
 # No model hub here: a model id must fail at once, never wait on the network.
 os.environ["HF_HUB_OFFLINE"] = "1"
 
-pytest_plugins = ["ros_fixtures", "model_fixtures", "hang_reports"]
+pytest_plugins = ["ros_fixtures", "model_fixtures", "hang_reports", "leaked_processes"]
 
 
-# The test files that take longest (50-110 s each on 2 cores) run first: with a file at a time
-# per xdist worker (scripts/run_tests.sh), a long file started last would keep one worker busy
-# alone.
-LONGEST_FIRST = ("test_ray_replay.py", "test_demo.py", "test_finetune.py",
-                 "test_reward_node_lifecycle.py", "test_reward_server.py",
-                 "test_reward_node_faults.py", "test_models_torchao.py", "test_soak_short.py",
-                 "test_gym_env.py")
+# The test files that take longest (30-150 s each on 2 cores: `--durations=0`, summed per file)
+# run first, longest first: with a file at a time per xdist worker (scripts/run_tests.sh), a long
+# file started last would keep one worker busy alone.
+LONGEST_FIRST = ("test_ray_replay.py", "test_reward_node_faults.py", "test_finetune.py",
+                 "test_reward_server.py", "test_reward_node_lifecycle.py", "test_models_torchao.py",
+                 "test_demo.py", "test_gym_env.py", "test_soak_short.py", "test_reward_steps.py",
+                 "test_offline_model_choice.py", "test_models_precision.py",
+                 "test_reward_node_input_guards.py", "test_live_replay.py",
+                 "test_score_pair_consistency.py")
 
 
 def pytest_collection_modifyitems(config, items):

@@ -1,0 +1,93 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
+"""A process a test started and left running fails that test, and is ended before the next one.
+
+Every process a test starts inherits its worker's ROS domain. One left behind (a node started in
+a session of its own by a tool the test killed) goes on publishing on that domain: a later test's
+listener then reads its /diagnostics as if they were its own node's. CI failed once that way
+(a camera "time_since_last_frame_sec" of "n/a", from a node that had never had a frame).
+"""
+import os
+import signal
+import time
+from typing import Dict, List, Tuple
+
+import pytest
+
+from proc_stat import stat_fields
+
+# A killed process may take a moment to leave the process table (its parent reaps it).
+_EXIT_GRACE_SEC = 5.0
+
+
+def _session_processes() -> Dict[int, Tuple[int, str]]:
+    """Return pid -> (parent pid, command line) of the live processes in this worker's ROS domain.
+
+    This worker itself aside.
+    """
+    domain = f"ROS_DOMAIN_ID={os.environ.get('ROS_DOMAIN_ID', '')}".encode()
+    base = f"ROBO_REWARD_TEST_DOMAIN_BASE={os.environ.get('ROBO_REWARD_TEST_DOMAIN_BASE', '')}".encode()
+    found = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit() or int(entry) == os.getpid():
+            continue
+        try:
+            with open(f"/proc/{entry}/environ", "rb") as handle:
+                environ = handle.read().split(b"\0")
+            if domain not in environ or base not in environ:
+                continue
+            state, parent = stat_fields(f"/proc/{entry}/stat")[:2]
+            if state == "Z":
+                continue
+            with open(f"/proc/{entry}/cmdline", "rb") as handle:
+                command = handle.read().replace(b"\0", b" ").decode(errors="replace").strip()
+            found[int(entry)] = (int(parent), command)
+        except OSError:  # gone meanwhile, or not ours to read
+            continue
+    return found
+
+
+def _left_running(before: Dict[int, Tuple[int, str]]) -> Dict[int, str]:
+    """Return the processes started since ``before`` that still run, bar those a process from then started.
+
+    A process that was already running when the test began (a module's Ray runtime) may grow
+    its own pool of workers during a test: those are its to end.
+    """
+    deadline = time.monotonic() + _EXIT_GRACE_SEC
+    while True:
+        left = {pid: command for pid, (parent, command) in _session_processes().items()
+                if pid not in before and parent not in before}
+        if not left or time.monotonic() > deadline:
+            return left
+        time.sleep(0.1)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item):
+    """Note the processes already running (a module's fixtures) before the test body starts."""
+    if os.path.isdir("/proc"):
+        item.stash[_BEFORE] = _session_processes()
+    return (yield)
+
+
+@pytest.hookimpl(wrapper=True, trylast=True)
+def pytest_runtest_teardown(item, nextitem):
+    """After the test's fixtures are torn down, fail it for each process it started that still runs."""
+    result = yield
+    before = item.stash.get(_BEFORE, None)
+    if before is None:
+        return result
+    left = _left_running(before)
+    for pid in left:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    if left:
+        lines: List[str] = [f"  pid {pid}: {cmd[:300]}" for pid, cmd in sorted(left.items())]
+        pytest.fail(f"{item.nodeid} left {len(left)} process(es) running in its ROS domain "
+                    "(now killed):\n" + "\n".join(lines), pytrace=False)
+    return result
+
+
+_BEFORE = pytest.StashKey[Dict[int, Tuple[int, str]]]()

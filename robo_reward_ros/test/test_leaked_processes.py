@@ -1,0 +1,54 @@
+# Copyright 2026 The robo_reward_ros authors
+# SPDX-License-Identifier: Apache-2.0
+"""A test that leaves a process running in its ROS domain fails, names it, and the process ends.
+
+Runs a real pytest session with the plugin: one test starts a process in a session of its own
+(as a tool starts its node) and returns without stopping it.
+"""
+import os
+import subprocess
+import sys
+import textwrap
+
+from ros_fixtures import TEST_DIR
+
+LEAKING_TESTS = textwrap.dedent("""
+    import subprocess, sys
+
+    def test_leaves_a_process_behind(tmp_path):
+        child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"],
+                                 start_new_session=True)
+        (tmp_path.parent.parent / "leaked.pid").write_text(str(child.pid))
+
+    def test_stops_what_it_starts():
+        child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
+        child.kill()
+        child.wait()
+""")
+
+
+def test_a_process_left_running_fails_its_test_and_is_killed(tmp_path):
+    (tmp_path / "test_leaking.py").write_text(LEAKING_TESTS)
+    (tmp_path / "base").mkdir()
+    env = dict(os.environ, PYTHONPATH=TEST_DIR + os.pathsep + os.environ.get("PYTHONPATH", ""),
+               ROBO_REWARD_TEST_DOMAIN_BASE="leak-test")
+    done = subprocess.run([sys.executable, "-m", "pytest", "-p", "leaked_processes",
+                           "-p", "no:randomly", "-p", "no:cacheprovider", "--basetemp",
+                           str(tmp_path / "base" / "inner"), "--rootdir", str(tmp_path),
+                           "-c", os.devnull, str(tmp_path / "test_leaking.py")],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    output = done.stdout + done.stderr
+    assert done.returncode == 1, output
+    assert "2 passed, 1 error" in output, output
+    leaked = int((tmp_path / "base" / "leaked.pid").read_text())
+    assert "test_leaves_a_process_behind left 1 process(es) running in its ROS domain" in output, output
+    assert f"pid {leaked}: {sys.executable} -c import time; time.sleep(120)" in output, output
+    assert not os.path.exists(f"/proc/{leaked}") or _state(leaked) == "Z", "the leaked process still runs"
+
+
+def _state(pid: int) -> str:
+    from proc_stat import stat_fields
+    try:
+        return stat_fields(f"/proc/{pid}/stat")[0]
+    except OSError:
+        return "gone"
