@@ -73,7 +73,21 @@ class Listener:
         node.create_subscription(FailureEvent, "failure_events", self.failures.append,
                                  EVENTS_QOS)
         node.create_subscription(ResetRequest, "reset_request", self.resets.append, EVENTS_QOS)
-        node.create_subscription(DiagnosticArray, "/diagnostics", self.diagnostics.append, 10)
+        # Which publisher sent each array: a test that read another node's status (CI once read
+        # a camera's "n/a" in test_reward_node_faults) can say who sent what.
+        self.diagnostic_sources = []
+        node.create_subscription(DiagnosticArray, "/diagnostics", self._diagnostics, 10)
+
+    def _diagnostics(self, msg, info):
+        self.diagnostics.append(msg)
+        self.diagnostic_sources.append(bytes(info["publisher_gid"]["data"]).hex())
+
+    def diagnostic_publishers(self) -> str:
+        """Say how many /diagnostics arrays came from each publisher (by gid, first heard first)."""
+        counts = {}
+        for source in self.diagnostic_sources:
+            counts[source] = counts.get(source, 0) + 1
+        return f"/diagnostics arrays per publisher gid: {counts}"
 
     def wait_until_heard(self, ros_node, process, node_name="reward_node"):
         """Spin until the node's /diagnostics arrive here: the node now sends to every topic heard.
@@ -92,6 +106,18 @@ class Listener:
             for status in array.status:
                 if name_part in status.name:
                     return {kv.key: kv.value for kv in status.values}.get(key)
+        return None
+
+    def number(self, name_part, key):
+        """Return the newest value of ``key`` that is a number in a status named ``name_part``, else None."""
+        for array in reversed(self.diagnostics):
+            for status in array.status:
+                if name_part in status.name:
+                    value = {kv.key: kv.value for kv in status.values}.get(key)
+                    try:
+                        return float(value)
+                    except (TypeError, ValueError):  # "n/a": not from this camera's node
+                        break
         return None
 
     def message(self, name_part):

@@ -223,9 +223,12 @@ def test_camera_stops_is_reported_stale_without_a_task_failure_and_resumes(ros_n
     stale = [f for f in listen.failures if f.kind == FailureEvent.KIND_CAMERA_STALE][0]
     assert not stale.task_failure and not stale.terminal
     # Silent for longer than the stall window, so a clock that counted the gap would stall.
-    spin_until(ros_node, lambda: float(listen.diagnostic(
-        "camera camera/image_raw", "time_since_last_frame_sec") or 0.0) > 1.5,
-        what="a silence longer than the stall window", processes=[node])
+    # A number only: CI once read "n/a" here, the value of a camera that never had a frame, so
+    # from another publisher of /diagnostics (this node's camera had frames; see Listener).
+    spin_until(ros_node, lambda: (listen.number("camera camera/image_raw",
+                                                "time_since_last_frame_sec") or 0.0) > 1.5,
+               what="a silence longer than the stall window", processes=[node],
+               lacking=listen.diagnostic_publishers)
     # It comes back (its stamps continue where the gap ended): scoring resumes.
     seen = len(listen.estimates)
     spin_publishing(ros_node, rising, lambda: len(listen.estimates) >= seen + 3,
