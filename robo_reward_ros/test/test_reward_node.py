@@ -80,10 +80,11 @@ class Listener:
 
     def _diagnostics(self, msg, info):
         self.diagnostics.append(msg)
-        self.diagnostic_sources.append(bytes(info["publisher_gid"]["data"]).hex())
+        gid = info.get("publisher_gid")  # Kilted on; Jazzy's message info has none
+        self.diagnostic_sources.append(bytes(gid["data"]).hex() if gid else "unknown")
 
     def diagnostic_publishers(self) -> str:
-        """Say how many /diagnostics arrays came from each publisher (by gid, first heard first)."""
+        """Say how many /diagnostics arrays came from each publisher (by gid, first heard first; Kilted on)."""
         counts = {}
         for source in self.diagnostic_sources:
             counts[source] = counts.get(source, 0) + 1
