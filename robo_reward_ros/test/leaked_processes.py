@@ -1,6 +1,6 @@
 # Copyright 2026 The robo_reward_ros authors
 # SPDX-License-Identifier: Apache-2.0
-"""A process a test started and left running fails that test, and is ended before the next one.
+"""A process a test file started and left running fails its last test, and is ended before the next file.
 
 Every process a test starts inherits its worker's ROS domain. One left behind (a node started in
 a session of its own by a tool the test killed) goes on publishing on that domain: a later test's
@@ -64,17 +64,23 @@ def _left_running(before: Dict[int, Tuple[int, str]]) -> Dict[int, str]:
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item):
-    """Note the processes already running (a module's fixtures) before the test body starts."""
-    if os.path.isdir("/proc"):
-        item.stash[_BEFORE] = _session_processes()
+    """Note the processes already running when a test file's first test body starts."""
+    if os.path.isdir("/proc") and item.module not in _BEFORE:
+        _BEFORE[item.module] = _session_processes()
     return (yield)
 
 
 @pytest.hookimpl(wrapper=True, trylast=True)
 def pytest_runtest_teardown(item, nextitem):
-    """After the test's fixtures are torn down, fail it for each process it started that still runs."""
+    """After a file's last test and its module's fixtures are torn down, fail it for what still runs.
+
+    Checked per file, not per test: a test may restart a server that a module fixture owns and
+    stops at the module's end (test_reward_server's killed server).
+    """
     result = yield
-    before = item.stash.get(_BEFORE, None)
+    if nextitem is not None and nextitem.module is item.module:
+        return result
+    before = _BEFORE.pop(item.module, None)
     if before is None:
         return result
     left = _left_running(before)
@@ -85,9 +91,10 @@ def pytest_runtest_teardown(item, nextitem):
             pass
     if left:
         lines: List[str] = [f"  pid {pid}: {cmd[:300]}" for pid, cmd in sorted(left.items())]
-        pytest.fail(f"{item.nodeid} left {len(left)} process(es) running in its ROS domain "
-                    "(now killed):\n" + "\n".join(lines), pytrace=False)
+        pytest.fail(f"the tests of {item.module.__name__} (the last: {item.name}) left {len(left)} "
+                    "process(es) running in their ROS domain (now killed):\n" + "\n".join(lines),
+                    pytrace=False)
     return result
 
 
-_BEFORE = pytest.StashKey[Dict[int, Tuple[int, str]]]()
+_BEFORE: Dict[object, Dict[int, Tuple[int, str]]] = {}  # test module -> its processes at the start

@@ -1,6 +1,6 @@
 # Copyright 2026 The robo_reward_ros authors
 # SPDX-License-Identifier: Apache-2.0
-"""A test that leaves a process running in its ROS domain fails, names it, and the process ends.
+"""A test file that leaves a process running in its ROS domain fails, names it, and the process ends.
 
 Runs a real pytest session with the plugin: one test starts a process in a session of its own
 (as a tool starts its node) and returns without stopping it.
@@ -41,7 +41,8 @@ def test_a_process_left_running_fails_its_test_and_is_killed(tmp_path):
     assert done.returncode == 1, output
     assert "2 passed, 1 error" in output, output
     leaked = int((tmp_path / "base" / "leaked.pid").read_text())
-    assert "test_leaves_a_process_behind left 1 process(es) running in its ROS domain" in output, output
+    assert ("the tests of test_leaking (the last: test_stops_what_it_starts) left 1 process(es) "
+            "running") in output, output
     assert f"pid {leaked}: {sys.executable} -c import time; time.sleep(120)" in output, output
     assert not os.path.exists(f"/proc/{leaked}") or _state(leaked) == "Z", "the leaked process still runs"
 
