@@ -256,10 +256,12 @@ def test_a_model_ten_times_slower_than_the_camera_never_queues(ros_node, spawn):
     spin_publishing(ros_node, camera_at_30hz, lambda: len(listen.estimates) >= 6,
                     "six estimates from the slow model", node)
     newest = [to_seconds(e.header.stamp) for e in listen.estimates]
-    # Latest wins: each step scored the newest frame, skipping the ~9 that came meanwhile,
-    # never a backlog of old frames one after the other.
+    # Latest wins: each step scored the newest frame, skipping those that came meanwhile (~9 at
+    # 30 Hz), never a backlog of old frames one after the other (a queue scores every frame: gaps
+    # of one camera period). At least one frame skipped per step: a loaded test process
+    # published only 2 frames in one 0.3 s step once (CI, 2026-12-07), so 3 was the test's pace.
     gaps = [b - a for a, b in zip(newest, newest[1:])]
-    assert min(gaps) >= 3.0 / 30.0 - 1e-6, gaps  # stamps travel as integer nanoseconds
+    assert min(gaps) >= 2.0 / 30.0 - 1e-6, gaps  # stamps travel as integer nanoseconds
     assert node.interrupt() == 0, node.output()
 
 
