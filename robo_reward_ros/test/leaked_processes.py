@@ -4,8 +4,8 @@
 
 Every process a test starts inherits its worker's ROS domain. One left behind (a node started in
 a session of its own by a tool the test killed) goes on publishing on that domain: a later test's
-listener then reads its /diagnostics as if they were its own node's. CI failed once that way
-(a camera "time_since_last_frame_sec" of "n/a", from a node that had never had a frame).
+listener then reads its /diagnostics as if they were its own node's. Written after CI read a camera
+"time_since_last_frame_sec" of "n/a" from some other node once; no leak was found behind it yet.
 """
 import os
 import signal

@@ -7,6 +7,7 @@ mechanism a team would use for its own model: each frame's red level is the prog
 "model" reports and its green level the success probability, so the test decides what the
 model says by what the camera shows.
 """
+import collections
 import os
 import time
 
@@ -85,10 +86,7 @@ class Listener:
 
     def diagnostic_publishers(self) -> str:
         """Say how many /diagnostics arrays came from each publisher (by gid, first heard first; Kilted on)."""
-        counts = {}
-        for source in self.diagnostic_sources:
-            counts[source] = counts.get(source, 0) + 1
-        return f"/diagnostics arrays per publisher gid: {counts}"
+        return f"/diagnostics arrays per publisher gid: {dict(collections.Counter(self.diagnostic_sources))}"
 
     def wait_until_heard(self, ros_node, process, node_name="reward_node"):
         """Spin until the node's /diagnostics arrive here: the node now sends to every topic heard.
@@ -102,23 +100,24 @@ class Listener:
                                          for status in array.status),
                    what=f"/diagnostics from {node_name}", processes=[process])
 
-    def diagnostic(self, name_part, key):
+    def _values(self, name_part):
+        """Yield the key-value table of each status named ``name_part``, the newest array first."""
         for array in reversed(self.diagnostics):
             for status in array.status:
                 if name_part in status.name:
-                    return {kv.key: kv.value for kv in status.values}.get(key)
-        return None
+                    yield {kv.key: kv.value for kv in status.values}
+                    break
+
+    def diagnostic(self, name_part, key):
+        return next(iter(self._values(name_part)), {}).get(key)
 
     def number(self, name_part, key):
         """Return the newest value of ``key`` that is a number in a status named ``name_part``, else None."""
-        for array in reversed(self.diagnostics):
-            for status in array.status:
-                if name_part in status.name:
-                    value = {kv.key: kv.value for kv in status.values}.get(key)
-                    try:
-                        return float(value)
-                    except (TypeError, ValueError):  # "n/a": not from this camera's node
-                        break
+        for values in self._values(name_part):
+            try:
+                return float(values.get(key))
+            except (TypeError, ValueError):  # "n/a": not from this camera's node
+                continue
         return None
 
     def message(self, name_part):
