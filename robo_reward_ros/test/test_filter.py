@@ -235,30 +235,36 @@ def test_bad_input_gives_one_clear_line(source, tmp_path, capsys):
     assert status == 1 and "exists: choose a new folder" in err
 
 
-def _video_difference(first: str, second: str) -> str:
-    """Say where two videos of the same frames differ: their packets, the encoder's settings, the decoded pixels."""
+def _video(path: str):
+    """Read what a dataset's user gets from a video: each packet's (pts, dts, keyframe), the decoded pixels."""
     import av
+    with av.open(path) as container:
+        stream = container.streams.video[0]
+        packets = [(p.pts, p.dts, p.is_keyframe, p.size) for p in container.demux(stream) if p.dts is not None]
+        extradata = bytes(stream.codec_context.extradata or b"")
+    with av.open(path) as container:
+        frames = [f.to_ndarray(format="rgb24") for f in container.decode(video=0)]
+    with open(path, "rb") as handle:  # x264's version and settings, written into the stream
+        settings = sorted(set(re.findall(rb"(?:x264 - core [ -~]{0,80}|options: [ -~]{0,600})", handle.read())))
+    return packets, frames, extradata, settings
+
+
+def _video_difference(first: str, second: str) -> str:
+    """Say where two videos differ beyond their bytes: packet times and keyframes, decoded pixels, encoder."""
     import numpy as np
-
-    def read(path):
-        with av.open(path) as container:
-            stream = container.streams.video[0]
-            packets = [(p.pts, p.dts, p.size, p.is_keyframe) for p in container.demux(stream) if p.dts is not None]
-            extradata = bytes(stream.codec_context.extradata or b"")
-        with av.open(path) as container:
-            frames = [f.to_ndarray(format="rgb24") for f in container.decode(video=0)]
-        with open(path, "rb") as handle:
-            settings = sorted(set(re.findall(rb"options: [ -~]{0,600}", handle.read())))
-        return packets, extradata, frames, settings
-
-    a, b = read(first), read(second)
-    lines = [f"{os.path.basename(os.path.dirname(os.path.dirname(first)))}/...: {len(a[0])} vs {len(b[0])} packets"]
-    lines += [f"  packet {i}: {x} vs {y}" for i, (x, y) in enumerate(zip(a[0], b[0])) if x != y][:12]
-    lines.append(f"  extradata equal: {a[1] == b[1]}")
-    lines.append(f"  frames decoded: {len(a[2])} vs {len(b[2])}; differing: "
-                 f"{[i for i, (x, y) in enumerate(zip(a[2], b[2])) if not np.array_equal(x, y)]}")
-    if a[3] != b[3]:
-        lines.append(f"  encoder settings: {a[3]} vs {b[3]}")
+    a, b = _video(first), _video(second)
+    timing = [[p[:3] for p in packets] for packets in (a[0], b[0])]
+    lines = []
+    if timing[0] != timing[1]:
+        lines.append(f"  packets: {len(a[0])} vs {len(b[0])}")
+        lines += [f"  packet {i}: {x} vs {y}" for i, (x, y) in enumerate(zip(*timing)) if x != y][:12]
+    pixels = [i for i, (x, y) in enumerate(zip(a[1], b[1])) if not np.array_equal(x, y)]
+    if len(a[1]) != len(b[1]) or pixels:
+        lines.append(f"  frames decoded: {len(a[1])} vs {len(b[1])}; differing: {pixels}")
+    if lines:  # the encoder's side, to tell a different library or setting from a different input
+        sizes = [(i, x[3], y[3]) for i, (x, y) in enumerate(zip(a[0], b[0])) if x[3] != y[3]]
+        lines.append(f"  packet sizes differing: {sizes[:12]}")
+        lines.append(f"  extradata equal: {a[2] == b[2]}; encoder: {a[3]} vs {b[3]}")
     return "\n".join(lines)
 
 
@@ -272,12 +278,15 @@ def test_ray_writes_the_same_dataset_as_one_process(filtered, tmp_path, capsys):
     single, parallel = tree_hashes(out), tree_hashes(on_ray)
     assert set(single) == set(parallel)
     differing = {name for name in single if single[name] != parallel[name]}
-    # It names its own output folder. CI once found one camera's video different as well (the
-    # Ray run's wrist mp4, 2026-12-07; not reproduced in 15 runs alone nor in decoding spans in
-    # every order): a failure says what differs in each video.
-    assert differing == {"manifest.json"}, "\n".join(
-        _video_difference(os.path.join(out, name), os.path.join(on_ray, name))
-        for name in sorted(differing) if name.endswith(".mp4"))
+    # The manifest names its own output folder. Every other file is byte-equal, except that CI found
+    # x264's bitstream different by 1-2 bytes in a few packets of a video, 2 runs in 3 (2026-12-07;
+    # never in 25 runs here, alone or under load): the same packet times and keyframes, the same
+    # encoder and settings, and every decoded frame pixel-equal. So a video is compared as its user
+    # reads it, and the rest byte for byte.
+    assert {name for name in differing if not name.endswith(".mp4")} == {"manifest.json"}
+    unlike = {name: _video_difference(os.path.join(out, name), os.path.join(on_ray, name))
+              for name in sorted(differing) if name.endswith(".mp4")}
+    assert not any(unlike.values()), "\n".join(f"{name}:\n{text}" for name, text in unlike.items() if text)
     with open(os.path.join(out, "manifest.json")) as a, open(os.path.join(on_ray, "manifest.json")) as b:
         first, second = json.load(a), json.load(b)
     assert {**first, "output": None} == {**second, "output": None}

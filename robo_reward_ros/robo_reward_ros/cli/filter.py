@@ -43,7 +43,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     scale = parser.add_argument_group(
         "Ray", "encode the kept spans' videos (LeRobot) or write the span bags on Ray workers (pip install -r "
-               "requirements/scale.txt); the files equal the single-process run's")
+               "requirements/scale.txt); the output is the single-process run's (rows, metadata, decoded frames)")
     scale.add_argument("--ray", nargs="?", const="", default=None, metavar="ADDRESS",
                        help="without ADDRESS: a local Ray runtime sized to the workers; with one (auto, "
                             "HOST:PORT, ray://HOST:10001): join that cluster, whose nodes see the sources and "

@@ -9,8 +9,10 @@ again: each (episode, camera key) is encoded by a Ray task into its own small mp
 folder, and the driver joins them packet by packet, writes the rows and the metadata, in episode
 order, exactly as the single-process run does with segments it encodes itself. A bag span is
 written whole by one task (one output bag per span). Results are taken in the order given, so the
-files equal the single-process run's; on a cluster the sources and the output folder must be at
-the same path on every node (shared storage), as for ``replay --ray``.
+output is the single-process run's: the same rows, metadata, packet times and decoded frames
+(x264's bytes have differed in a few packets, rarely, with the pixels equal); on a cluster the
+sources and the output folder must be at the same path on every node (shared storage), as for
+``replay --ray``.
 
 Ray is imported here only (through ray_replay), and this module only by the ``--ray`` path.
 """
