@@ -10,8 +10,8 @@
 #            depend on the distro (below)
 # ROBO_REWARD_LEGS="default" runs only the first (the quick loop); the default is all three.
 # Extra arguments go to pytest in every leg (e.g. scripts/run_tests.sh -k messages -x).
-# Each leg runs its tests on ROBO_REWARD_TEST_WORKERS pytest-xdist workers (default 2, one per
-# core here; 0 runs them in the pytest process), a test file at a time per worker, the longest
+# Each leg runs its tests on ROBO_REWARD_TEST_WORKERS pytest-xdist workers (default: one more
+# than the cores, at most 8; 0 runs them in the pytest process), a test file at a time per worker, the longest
 # files first (conftest.py, LONGEST_FIRST), and prints its ten slowest tests.
 # The later legs' venvs are set up in the background while the first leg's tests run (logs in
 # log/run_tests/). Every leg runs; the exit status is the first failing leg's (0 when all pass).
@@ -51,6 +51,12 @@ jazzy_tests=(test_reward_node.py test_reward_node_faults.py test_reward_node_lif
              test_operator_overlay.py test_interfaces_roundtrip.py test_ros_compat.py
              test_entry_points.py test_ray_free_imports.py test_launch_file.py
              test_fastdds_profiles.py test_security.py test_soak_short.py test_demo_console.py)
+
+# The tests wait on processes (discovery, start-up, wall-clock soaks) a third of the time: one
+# worker more than the cores fills it (docs/development.md, "Why three workers"). The ROS domains
+# per session allow 8 (conftest.py).
+workers=$(( $(nproc) + 1 ))
+[ "$workers" -le 8 ] || workers=8
 
 # A leg's settings (interpreter, distro, venv) and the tests it runs.
 leg_plan() {
@@ -126,7 +132,7 @@ for index in "${!legs[@]}"; do
     if [ ${#settings[@]} -gt 0 ]; then export "${settings[@]}"; fi
     . scripts/env.sh && timeout --foreground --signal=INT --kill-after=90 \
       "$((minutes * 60))" python -m pytest \
-      -n "${ROBO_REWARD_TEST_WORKERS:-2}" --dist loadfile --no-loadscope-reorder --durations=10 "${tests[@]}" "$@"
+      -n "${ROBO_REWARD_TEST_WORKERS:-$workers}" --dist loadfile --no-loadscope-reorder --durations=10 "${tests[@]}" "$@"
   ) || rc=$?
   [ "$rc" -ne 124 ] || echo "=== run_tests: leg $leg: its tests ran past $minutes min and were stopped"
   results+=("$leg: exit $rc in $((SECONDS - started)) s")
