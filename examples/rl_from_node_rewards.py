@@ -178,13 +178,14 @@ def final_success(theta: np.ndarray, seed: int) -> float:
     return float(np.mean(successes))
 
 
-def start_node(out: str, loop: bool):
+def start_node(out: str, loop: bool, reward_mode: str):
     from ament_index_python.packages import get_package_prefix
     from robo_reward_ros.client import RewardClient
     from robo_reward_ros.models.loading.bundled_demo import TRAINED_MODEL_DIR
     executable = os.path.join(get_package_prefix("robo_reward_ros"), "lib", "robo_reward_ros", "reward_node")
     logs = os.path.join(out, "episode-logs") if loop else ""
-    parameters = NODE_PARAMETERS + [f"model.id:={TRAINED_MODEL_DIR}", f'episode_log.directory:="{logs}"']
+    parameters = NODE_PARAMETERS + [f"model.id:={TRAINED_MODEL_DIR}", f'episode_log.directory:="{logs}"',
+                                    f"reward.mode:={reward_mode}"]
     parameters += LOOP_PARAMETERS if loop else []
     argv = [executable, "--ros-args"] + [a for p in parameters for a in ("-p", p)]
     with open(os.path.join(out, "node.log"), "ab") as node_log:
@@ -214,7 +215,7 @@ def make_arm(name: str, seed: int, out: str, args) -> Arm:
     from robo_reward_ros.client.gym_env import RewardNodeEnv
     from robo_reward_ros.recordings.camera_recorder import CameraRecorder
     demos = demonstrations(os.path.dirname(os.path.dirname(out)), args.demos) if name == "loop" else ""
-    process, client, model = start_node(out, loop=name == "loop")
+    process, client, model = start_node(out, loop=name == "loop", reward_mode=args.reward_mode)
     camera = CornerCamera(env, 224)
     arm = Arm(name, None, client, process)
     recording = {"recorder": None, "round": 0, "model": model}
@@ -271,6 +272,7 @@ def run_arm(name: str, seed: int, out: str, args) -> dict:
     finally:
         arm.close()
     result["final_success"] = final_success(np.array(result["policy"]), seed)
+    result["reward_mode"] = args.reward_mode if name != "env" else None
     if arm.operator is not None:
         result["operator_counts"] = arm.operator.counts
     with open(os.path.join(out, "result.json"), "w") as handle:
@@ -350,6 +352,8 @@ def main(argv=None) -> int:
     parser.add_argument("--finetune-steps", type=int, default=60, help="loop: training steps per fine-tune")
     parser.add_argument("--finetune-mode", choices=("heads", "full"), default="full")
     parser.add_argument("--demos", type=int, default=4, help="loop: expert demonstrations to fine-tune with")
+    parser.add_argument("--reward-mode", choices=("delta", "progress", "potential"), default="delta",
+                        help="node arms: the node's dense reward (reward.mode); a separate --out per mode")
     parser.add_argument("--out", default=os.path.expanduser("~/.cache/robo_reward_ros/rl-example"))
     parser.add_argument("--fresh", action="store_true", help="rerun arms and seeds already in --out")
     args = parser.parse_args(argv)
@@ -361,7 +365,13 @@ def main(argv=None) -> int:
     os.makedirs(args.out, exist_ok=True)
     for name in arms:
         for seed in range(args.first_seed, args.first_seed + args.seeds):
-            if not args.fresh and os.path.isfile(os.path.join(args.out, name, f"seed-{seed}", "result.json")):
+            stored = os.path.join(args.out, name, f"seed-{seed}", "result.json")
+            if not args.fresh and os.path.isfile(stored):
+                with open(stored) as handle:
+                    mode = json.load(handle).get("reward_mode", "delta" if name != "env" else None)
+                if mode not in (None, args.reward_mode):
+                    parser.error(f"{stored} was run with --reward-mode {mode}: one table holds one mode "
+                                 "(another --out, or --fresh)")
                 print(f"[{name} seed {seed}] already in {args.out} (--fresh reruns it)")
                 continue
             result = run_arm(name, seed, args.out, args)

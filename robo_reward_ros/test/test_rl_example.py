@@ -43,3 +43,12 @@ def test_the_environment_arm_trains_judges_and_prints_the_table(tmp_path):
 def test_bad_arguments_are_refused_with_the_reason(args, message, tmp_path):
     done = run(*args, "--out", str(tmp_path))
     assert done.returncode == 2 and message in done.stderr, done.stderr
+
+
+def test_a_stored_run_of_another_reward_mode_is_not_mixed_into_the_table(tmp_path):
+    stored = tmp_path / "loop" / "seed-0"
+    stored.mkdir(parents=True)
+    (stored / "result.json").write_text(json.dumps({"reward_mode": "progress", "curve": [], "policy": []}))
+    done = run("--arms", "loop", "--seeds", "1", "--out", str(tmp_path))  # the default mode: delta
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "was run with --reward-mode progress: one table holds one mode" in done.stderr
