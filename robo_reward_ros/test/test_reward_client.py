@@ -204,3 +204,24 @@ def test_a_node_restarted_mid_episode_is_an_episode_gone_not_a_hang(ros_node, sp
         client.wait_for_step(cameras.stamp + 10.0, 5.0, episode)
     assert to_seconds(client.latest_step().header.stamp) > 0.0
     assert restarted.interrupt() == 0, restarted.output()
+
+
+EXITS_WITHOUT_CLOSE = """
+import time
+from robo_reward_ros.client import RewardClient
+client = RewardClient()
+time.sleep(0.3)
+print("exiting without close()", flush=True)
+"""
+
+
+def test_a_script_that_exits_without_closing_its_client_exits_cleanly():
+    # Before the client closed itself at exit, every such run aborted (exit 134, "terminate called
+    # without an active exception"): its spinning thread was inside rclpy when Python finalized.
+    import subprocess
+    import sys
+    for _ in range(3):
+        done = subprocess.run([sys.executable, "-c", EXITS_WITHOUT_CLOSE], capture_output=True, text=True,
+                              timeout=120)
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert "exiting without close()" in done.stdout and "terminate called" not in done.stderr
