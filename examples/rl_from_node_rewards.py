@@ -187,10 +187,13 @@ def start_node(out: str, loop: bool, reward_mode: str):
     parameters = NODE_PARAMETERS + [f"model.id:={TRAINED_MODEL_DIR}", f'episode_log.directory:="{logs}"',
                                     f"reward.mode:={reward_mode}"]
     parameters += LOOP_PARAMETERS if loop else []
-    argv = [executable, "--ros-args"] + [a for p in parameters for a in ("-p", p)]
+    # A namespace of this run's own: two runs on one machine (one per arm or seed) would otherwise
+    # each talk to both nodes, named /reward_node alike (seen: "no reward node answers").
+    namespace = f"/rl_example_{os.getpid()}"
+    argv = [executable, "--ros-args", "-r", f"__ns:={namespace}"] + [a for p in parameters for a in ("-p", p)]
     with open(os.path.join(out, "node.log"), "ab") as node_log:
         process = subprocess.Popen(argv, stdout=node_log, stderr=subprocess.STDOUT)
-    client = RewardClient()
+    client = RewardClient(namespace=namespace)
     if not client.wait_for_node(300.0):
         process.terminate()
         raise RuntimeError(f"the reward node did not come up: see {out}/node.log")
