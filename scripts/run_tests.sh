@@ -11,8 +11,8 @@
 # ROBO_REWARD_LEGS="default" runs only the first (the quick loop); the default is all three.
 # Extra arguments go to pytest in every leg (e.g. scripts/run_tests.sh -k messages -x).
 # Each leg runs its tests on ROBO_REWARD_TEST_WORKERS pytest-xdist workers (default: one more
-# than the cores, at most 8; 0 runs them in the pytest process), a test file at a time per worker, the longest
-# files first (conftest.py, LONGEST_FIRST), and prints its ten slowest tests.
+# than the cores, at most 8; 0 runs them in the pytest process), a test file at a time per
+# worker, the longest files first (conftest.py, LONGEST_FIRST), and prints its ten slowest tests.
 # The later legs' venvs are set up in the background while the first leg's tests run (logs in
 # log/run_tests/). Every leg runs; the exit status is the first failing leg's (0 when all pass).
 # A leg's tests that run past its ceiling (about three times their time on 2 cores; every leg's

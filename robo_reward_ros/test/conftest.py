@@ -71,8 +71,7 @@ os.environ.setdefault("MUJOCO_GL", "egl")
 os.environ.setdefault("PYTHONFAULTHANDLER", "1")
 # One torch (OpenMP) thread per process: the suite runs a process per core (xdist workers) plus
 # the nodes they start, and torch's default of a thread per core made each spin for the others'
-# cores. Ray's workers get one thread too (Ray sets it), so a Ray run and a single-process run
-# reduce in the same order.
+# cores. Ray's workers get one thread too (Ray sets OMP_NUM_THREADS=1 for them).
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 # No model hub here: a model id must fail at once, never wait on the network.
 os.environ["HF_HUB_OFFLINE"] = "1"
