@@ -2,6 +2,8 @@
 # SPDX-License-Identifier: Apache-2.0
 """examples/rl_from_node_rewards.py as a user runs it: its environment arm end to end, and its argument checks.
 
+examples/reward_check.py, the minutes-long check of a reward model against the same agent, likewise.
+
 The node arms run the reward node for an hour (docs/rl-example.md has their figures); their parts
 are tested where they live: RewardNodeEnv (test_gym_env.py), RewardClient.reload_model
 (test_reward_node_lifecycle.py), CameraRecorder (test_camera_recorder.py), finetune --episode-logs
@@ -52,3 +54,34 @@ def test_a_stored_run_of_another_reward_mode_is_not_mixed_into_the_table(tmp_pat
     done = run("--arms", "loop", "--seeds", "1", "--out", str(tmp_path))  # the default mode: delta
     assert done.returncode == 2, done.stdout + done.stderr
     assert "was run with --reward-mode progress: one table holds one mode" in done.stderr
+
+
+CHECK = os.path.join(os.path.dirname(EXAMPLE), "reward_check.py")
+
+
+def test_the_reward_check_scores_the_candidates_through_the_node_loop_and_counts_them(tmp_path):
+    figures = tmp_path / "check.json"
+    done = subprocess.run([sys.executable, CHECK, "--candidates", "8", "--json", str(figures)],
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "8 candidates rolled out in scene 0" in done.stdout
+    kept = json.loads(figures.read_text())
+    (model, summary), = kept["summary"].items()
+    episodes = kept["episodes"][model]
+    assert len(episodes) == 8 and kept["reward_mode"] == "delta"
+    successes = [e["env_success_step"] is not None for e in episodes]
+    decided = [e["node_success_sec"] is not None for e in episodes]
+    assert summary["successes"] == sum(successes)
+    assert summary["found"] + summary["false"] == sum(decided)
+    assert summary["missed"] == sum(s and not d for s, d in zip(successes, decided))
+    assert summary["base_rate"] == sum(successes) / 8
+    assert all(isinstance(e["node_return"], float) and e["node_return"] == e["node_return"] for e in episodes)
+    row = next(line for line in done.stdout.splitlines() if line.startswith("| the demo model |"))
+    assert f"of {summary['successes']} |" in row
+
+
+def test_the_reward_check_refuses_a_missing_model_and_a_partial_group(tmp_path):
+    for args, message in ((("--model", str(tmp_path / "nothing")), "no such checkpoint directory"),
+                          (("--candidates", "12"), "a positive multiple of 8")):
+        done = subprocess.run([sys.executable, CHECK, *args], capture_output=True, text=True, timeout=120)
+        assert done.returncode == 2 and message in done.stderr, done.stderr
