@@ -14,8 +14,9 @@ and parameters of the example's node arm, ``--reward-mode`` included; a step per
 lock-step controller gives), then prints per model:
 
 - the rank correlation (Spearman) of the node's return with the environment's return;
-- the node's success decisions: found (Meta-World's success came first), false (it had not), and
-  the environment's successes it missed;
+- the node's success decisions: found (Meta-World's success came first) and false (it had not
+  come yet, whether or not it came later: live, the node's decision ends the episode there), and
+  the environment's successes the node never decided;
 - elite precision: of the 3 best candidates of each group of 8 by the node's return, the share
   that succeeded in the environment, beside the share of all candidates that did (what a reward
   that knows nothing would give) and the same figure for the environment's own return.

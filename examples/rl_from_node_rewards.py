@@ -263,6 +263,42 @@ def make_arm(name: str, seed: int, out: str, args) -> Arm:
     return arm
 
 
+def arm_settings(name: str, args) -> Dict[str, object]:
+    """What shapes an arm's result beside the seed: a table compares runs of one configuration."""
+    if name == "env":
+        return {}
+    settings: Dict[str, object] = {"reward_mode": args.reward_mode}
+    if name == "loop":
+        settings.update(watch_every=args.watch_every, demos=args.demos, finetune_mode=args.finetune_mode,
+                        finetune_steps=args.finetune_steps,
+                        # Every N episodes, and none when N reaches the budget: the model stays fixed.
+                        finetune_every=args.finetune_every if args.finetune_every < args.episodes else None)
+    return settings
+
+
+def stored_settings(result: dict, name: str) -> Dict[str, object]:
+    """A stored run's settings; a run from before they were kept gives its reward mode only."""
+    if "settings" in result:
+        return result["settings"]
+    return {} if name == "env" else {"reward_mode": result.get("reward_mode", "delta")}
+
+
+def arm_title(name: str, settings: Dict[str, object]) -> str:
+    if name == "loop" and "finetune_every" in settings and settings["finetune_every"] is None:
+        return "node reward + operator loop, model fixed"
+    return ARM_TITLES[name]
+
+
+def settings_text(name: str, settings: Dict[str, object]) -> str:
+    if name != "loop":
+        return f"{name}: reward mode {settings['reward_mode']}" if settings else ""
+    tuning = ("the model fixed (no fine-tuning)" if settings["finetune_every"] is None else
+              f"fine-tuning every {settings['finetune_every']} episodes, {settings['finetune_steps']} steps "
+              f"({settings['finetune_mode']}), with {settings['demos']} demonstrations")
+    return (f"loop: reward mode {settings['reward_mode']}; the operator watches 1 episode in "
+            f"{settings['watch_every']}; {tuning}")
+
+
 def run_arm(name: str, seed: int, out: str, args) -> dict:
     out = os.path.join(out, name, f"seed-{seed}")
     if os.path.isdir(out):
@@ -276,6 +312,7 @@ def run_arm(name: str, seed: int, out: str, args) -> dict:
         arm.close()
     result["final_success"] = final_success(np.array(result["policy"]), seed)
     result["reward_mode"] = args.reward_mode if name != "env" else None
+    result["settings"] = arm_settings(name, args)
     if arm.operator is not None:
         result["operator_counts"] = arm.operator.counts
     with open(os.path.join(out, "result.json"), "w") as handle:
@@ -290,18 +327,23 @@ def episodes_to(curve: List[dict], level: float) -> Optional[int]:
 def table(results: Dict[str, Dict[int, dict]]) -> List[str]:
     lines = ["| arm | seeds | final success, mean (per seed) | episodes to 50 % population success "
              "| operator labels | wall-clock min per seed |", "|---|---|---|---|---|---|"]
+    notes = []
     for name in ARMS:
         runs = results.get(name)
         if not runs:
             continue
+        settings = stored_settings(runs[min(runs)], name)
+        notes.append(settings_text(name, settings))
         finals = [runs[s]["final_success"] for s in sorted(runs)]
         reach = [episodes_to(runs[s]["curve"], 0.5) for s in sorted(runs)]
         lines.append(
-            f"| {ARM_TITLES[name]} | {len(runs)} | {np.mean(finals):.2f} ({', '.join(f'{f:.2f}' for f in finals)}) "
+            f"| {arm_title(name, settings)} | {len(runs)} "
+            f"| {np.mean(finals):.2f} ({', '.join(f'{f:.2f}' for f in finals)}) "
             f"| {', '.join('never' if r is None else str(r) for r in reach)} "
             f"| {sum(runs[s]['operator_labels'] for s in runs)} "
             f"| {np.mean([runs[s]['minutes'] for s in runs]):.1f} |")
-    return lines
+    notes = [n for n in notes if n]
+    return lines + ([""] + notes if notes else [])
 
 
 def plot(results: Dict[str, Dict[int, dict]], path: str) -> None:
@@ -318,7 +360,8 @@ def plot(results: Dict[str, Dict[int, dict]], path: str) -> None:
         x = [p["episodes"] for p in curves[0][:length]]
         y = np.array([[p["population_success"] for p in c[:length]] for c in curves])
         finals = np.mean([runs[s]["final_success"] for s in runs])
-        line, = ax.plot(x, y.mean(axis=0), marker=".", label=f"{ARM_TITLES[name]} (final {finals:.2f})")
+        title = arm_title(name, stored_settings(runs[min(runs)], name))
+        line, = ax.plot(x, y.mean(axis=0), marker=".", label=f"{title} (final {finals:.2f})")
         ax.fill_between(x, y.min(axis=0), y.max(axis=0), color=line.get_color(), alpha=0.15)
     ax.set_xlabel("training episodes")
     ax.set_ylabel("population success\n(Meta-World's own flag)")
@@ -371,10 +414,14 @@ def main(argv=None) -> int:
             stored = os.path.join(args.out, name, f"seed-{seed}", "result.json")
             if not args.fresh and os.path.isfile(stored):
                 with open(stored) as handle:
-                    mode = json.load(handle).get("reward_mode", "delta" if name != "env" else None)
-                if mode not in (None, args.reward_mode):
-                    parser.error(f"{stored} was run with --reward-mode {mode}: one table holds one mode "
-                                 "(another --out, or --fresh)")
+                    kept = stored_settings(json.load(handle), name)
+                wanted = arm_settings(name, args)
+                differ = [f"--{key.replace('_', '-')} {'(none: model fixed)' if kept[key] is None else kept[key]}"
+                          for key in sorted(kept)
+                          if key in wanted and kept[key] != wanted[key]]
+                if differ:
+                    parser.error(f"{stored} was run with {', '.join(differ)}: one table holds one "
+                                 "configuration (another --out, or --fresh)")
                 print(f"[{name} seed {seed}] already in {args.out} (--fresh reruns it)")
                 continue
             result = run_arm(name, seed, args.out, args)

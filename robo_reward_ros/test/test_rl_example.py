@@ -53,7 +53,39 @@ def test_a_stored_run_of_another_reward_mode_is_not_mixed_into_the_table(tmp_pat
     (stored / "result.json").write_text(json.dumps({"reward_mode": "progress", "curve": [], "policy": []}))
     done = run("--arms", "loop", "--seeds", "1", "--out", str(tmp_path))  # the default mode: delta
     assert done.returncode == 2, done.stdout + done.stderr
-    assert "was run with --reward-mode progress: one table holds one mode" in done.stderr
+    assert "was run with --reward-mode progress: one table holds one configuration" in done.stderr
+
+
+LOOP_SETTINGS = {"reward_mode": "delta", "watch_every": 2, "demos": 4, "finetune_mode": "full",
+                 "finetune_steps": 60, "finetune_every": None}
+
+
+def stored_loop_run(folder, settings):
+    folder.mkdir(parents=True)
+    curve = [{"episodes": 8 * (i + 1), "population_success": 0.5, "mean_return": 1.0, "operator_labels": 3 * i,
+              "minutes": 0.1 * i} for i in range(12)]
+    (folder / "result.json").write_text(json.dumps(
+        {"reward_mode": "delta", "settings": settings, "curve": curve, "policy": [0.0] * 12,
+         "operator_labels": 33, "minutes": 1.2, "final_success": 0.7}))
+
+
+def test_a_stored_loop_run_of_other_operator_or_finetune_settings_is_refused(tmp_path):
+    stored_loop_run(tmp_path / "loop" / "seed-0", LOOP_SETTINGS)
+    done = run("--arms", "loop", "--seeds", "1", "--out", str(tmp_path))  # the defaults: 1 in 4, every 16
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "was run with --finetune-every (none: model fixed), --watch-every 2: one table holds one configuration" \
+        in done.stderr
+
+
+def test_a_loop_run_without_finetuning_is_titled_as_such_and_its_settings_printed(tmp_path):
+    stored_loop_run(tmp_path / "loop" / "seed-0", LOOP_SETTINGS)
+    done = run("--arms", "loop", "--seeds", "1", "--watch-every", "2", "--finetune-every", "96",
+               "--out", str(tmp_path))
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "already in" in done.stdout
+    assert "| node reward + operator loop, model fixed | 1 | 0.70 (0.70) | 8 | 33 | 1.2 |" in done.stdout
+    note = "loop: reward mode delta; the operator watches 1 episode in 2; the model fixed (no fine-tuning)"
+    assert note in done.stdout and note in (tmp_path / "table.md").read_text()
 
 
 CHECK = os.path.join(os.path.dirname(EXAMPLE), "reward_check.py")
