@@ -283,6 +283,12 @@ def stored_settings(result: dict, name: str) -> Dict[str, object]:
     return {} if name == "env" else {"reward_mode": result.get("reward_mode", "delta")}
 
 
+def arm_settings_of(runs: Dict[int, dict], name: str) -> Dict[str, object]:
+    """The settings of an arm's runs: those of a run that kept them all, where there is one."""
+    kept = [runs[s] for s in sorted(runs) if "settings" in runs[s]]
+    return stored_settings(kept[0] if kept else runs[min(runs)], name)
+
+
 def arm_title(name: str, settings: Dict[str, object]) -> str:
     if name == "loop" and "finetune_every" in settings and settings["finetune_every"] is None:
         return "node reward + operator loop, model fixed"
@@ -290,7 +296,7 @@ def arm_title(name: str, settings: Dict[str, object]) -> str:
 
 
 def settings_text(name: str, settings: Dict[str, object]) -> str:
-    if name != "loop":
+    if name != "loop" or "watch_every" not in settings:  # a loop run from before its settings were kept
         return f"{name}: reward mode {settings['reward_mode']}" if settings else ""
     tuning = ("the model fixed (no fine-tuning)" if settings["finetune_every"] is None else
               f"fine-tuning every {settings['finetune_every']} episodes, {settings['finetune_steps']} steps "
@@ -332,7 +338,7 @@ def table(results: Dict[str, Dict[int, dict]]) -> List[str]:
         runs = results.get(name)
         if not runs:
             continue
-        settings = stored_settings(runs[min(runs)], name)
+        settings = arm_settings_of(runs, name)
         notes.append(settings_text(name, settings))
         finals = [runs[s]["final_success"] for s in sorted(runs)]
         reach = [episodes_to(runs[s]["curve"], 0.5) for s in sorted(runs)]
@@ -360,7 +366,7 @@ def plot(results: Dict[str, Dict[int, dict]], path: str) -> None:
         x = [p["episodes"] for p in curves[0][:length]]
         y = np.array([[p["population_success"] for p in c[:length]] for c in curves])
         finals = np.mean([runs[s]["final_success"] for s in runs])
-        title = arm_title(name, stored_settings(runs[min(runs)], name))
+        title = arm_title(name, arm_settings_of(runs, name))
         line, = ax.plot(x, y.mean(axis=0), marker=".", label=f"{title} (final {finals:.2f})")
         ax.fill_between(x, y.min(axis=0), y.max(axis=0), color=line.get_color(), alpha=0.15)
     ax.set_xlabel("training episodes")
