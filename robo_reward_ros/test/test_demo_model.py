@@ -80,3 +80,47 @@ def test_a_build_lock_held_too_long_is_an_error_naming_it_not_a_hang(tmp_path, m
         holder.wait(10)
     with bundled_demo.building(entry):  # released by the holder's exit: taken at once
         pass
+
+
+def installed_copy(folder):
+    """The installed demo weights copied to ``folder``: the package as imported from somewhere else."""
+    import shutil
+    from robo_reward_ros.models.loading.bundled_demo import TRAINED_MODEL_DIR
+    shutil.copytree(TRAINED_MODEL_DIR, folder)
+    return str(folder)
+
+
+def test_the_same_weights_imported_from_two_places_share_the_cache_entry_without_rebuilding(tmp_path, monkeypatch):
+    """Before: the stamp held the weights' folder, so the tests (importing the source tree) and the
+    CLIs they start (the installed package) rebuilt the entry in turn, in place, under each other's
+    loads: 'corrupt or truncated safetensors file' (CI, 2026-12-07)."""
+    from robo_reward_ros.models.loading import bundled_demo
+    monkeypatch.setenv("ROBO_REWARD_CACHE", str(tmp_path / "cache"))
+    builds = []
+    for place in ("source-tree", "site-packages"):
+        monkeypatch.setattr(bundled_demo, "TRAINED_MODEL_DIR", installed_copy(tmp_path / place))
+        path = bundled_demo.trained_demo_checkpoint(log=builds.append)
+    assert path == str(tmp_path / "cache" / "demo-robometer-trained")
+    assert len(builds) == 1, builds  # the second place found the entry built
+
+
+def test_a_rebuild_replaces_files_so_a_loader_reading_the_old_ones_still_reads_them_whole(tmp_path, monkeypatch):
+    import hashlib
+    from robo_reward_ros.models.loading import bundled_demo
+    monkeypatch.setenv("ROBO_REWARD_CACHE", str(tmp_path / "cache"))
+    weights = installed_copy(tmp_path / "weights")
+    monkeypatch.setattr(bundled_demo, "TRAINED_MODEL_DIR", weights)
+    shard = "model-00001-of-00002.safetensors"
+    entry = bundled_demo.trained_demo_checkpoint(log=lambda text: None)
+    with open(os.path.join(entry, shard), "rb") as loading:  # a loader has opened the entry's shard
+        before = hashlib.sha256(open(os.path.join(weights, shard), "rb").read()).hexdigest()
+        with open(os.path.join(weights, shard), "r+b") as retrained:  # new weights, same size
+            retrained.seek(-16, os.SEEK_END)
+            retrained.write(b"\x00" * 16)
+        builds = []
+        assert bundled_demo.trained_demo_checkpoint(log=builds.append) == entry
+        assert len(builds) == 1, builds  # the changed contents were noticed
+        assert hashlib.sha256(loading.read()).hexdigest() == before  # the old file, whole
+    after = hashlib.sha256(open(os.path.join(entry, shard), "rb").read()).hexdigest()
+    assert after == hashlib.sha256(open(os.path.join(weights, shard), "rb").read()).hexdigest() != before
+    assert not [n for n in os.listdir(entry) if n.endswith(".tmp")]

@@ -114,7 +114,10 @@ def trained_demo_checkpoint(log: Callable[[str], None] = print,
     """Return the demo model as a loadable Robometer checkpoint in the cache; None without the weights.
 
     ``source``: a copy of the demo model elsewhere (is_bundled_demo); by default the installed
-    weights. Rebuilt only when the weights change (their sizes and times are the stamp).
+    weights. Rebuilt only when the weights' contents change: the stamp is their names, sizes and
+    SHA-256, not where they lie, so the same weights imported from two places (the source tree
+    and the installed package, seen in the tests) share the entry instead of rebuilding it in
+    turn.
     """
     installed = trained_model_source()
     if source is not None and os.path.realpath(source) == os.path.realpath(TRAINED_MODEL_DIR):
@@ -127,9 +130,8 @@ def trained_demo_checkpoint(log: Callable[[str], None] = print,
         return None
     path = os.path.join(cache_dir(), entry)
     stamp = os.path.join(path, "source.txt")
-    signature = source + "\n" + "\n".join(f"{n} {os.path.getsize(os.path.join(source, n))} "
-                                          f"{int(os.path.getmtime(os.path.join(source, n)))}"
-                                          for n in model_files(source))
+    signature = "\n".join(f"{n} {os.path.getsize(os.path.join(source, n))} {_sha256(os.path.join(source, n))}"
+                          for n in model_files(source))
     with building(path):
         if os.path.isfile(stamp) and open(stamp).read() == signature:
             return path
@@ -139,9 +141,32 @@ def trained_demo_checkpoint(log: Callable[[str], None] = print,
         if not os.path.isfile(os.path.join(base, "tokenizer_config.json")):
             tiny_checkpoints.build_qwen3vl(base, weights=False)
         copy_trained_model(source, path, base)
-        with open(stamp, "w") as handle:
-            handle.write(signature)
+        _write_atomically(stamp, lambda handle: handle.write(signature.encode()))
     return path
+
+
+def _sha256(path: str) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _write_atomically(path: str, write: Callable) -> None:
+    """Write ``path`` through a temporary file and a rename.
+
+    A process still loading the entry keeps reading the file it opened, whole; one that opens it
+    later gets the new one, whole. Copying in place showed a loader a truncated safetensors file.
+    """
+    temporary = f"{path}.{os.getpid()}.tmp"
+    try:
+        with open(temporary, "wb") as handle:
+            write(handle)
+        os.replace(temporary, path)
+    finally:
+        if os.path.exists(temporary):
+            os.remove(temporary)
 
 
 def copy_trained_model(source: str, target: str, base_model_id: str) -> str:
@@ -152,10 +177,11 @@ def copy_trained_model(source: str, target: str, base_model_id: str) -> str:
     import yaml
     os.makedirs(target, exist_ok=True)
     for name in model_files(source):
-        shutil.copyfile(os.path.join(source, name), os.path.join(target, name))
+        with open(os.path.join(source, name), "rb") as original:
+            _write_atomically(os.path.join(target, name), lambda handle: shutil.copyfileobj(original, handle))
     with open(os.path.join(source, "config.yaml")) as handle:
         settings = yaml.safe_load(handle)
     settings.setdefault("model", {})["base_model_id"] = base_model_id
-    with open(os.path.join(target, "config.yaml"), "w") as handle:
-        yaml.safe_dump(settings, handle, sort_keys=False)
+    text = yaml.safe_dump(settings, sort_keys=False)
+    _write_atomically(os.path.join(target, "config.yaml"), lambda handle: handle.write(text.encode()))
     return target
