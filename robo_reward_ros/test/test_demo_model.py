@@ -83,7 +83,7 @@ def test_a_build_lock_held_too_long_is_an_error_naming_it_not_a_hang(tmp_path, m
 
 
 def installed_copy(folder):
-    """The installed demo weights copied to ``folder``: the package as imported from somewhere else."""
+    """Copy the installed demo weights to ``folder``: the package as imported from somewhere else."""
     import shutil
     from robo_reward_ros.models.loading.bundled_demo import TRAINED_MODEL_DIR
     shutil.copytree(TRAINED_MODEL_DIR, folder)
@@ -91,9 +91,11 @@ def installed_copy(folder):
 
 
 def test_the_same_weights_imported_from_two_places_share_the_cache_entry_without_rebuilding(tmp_path, monkeypatch):
-    """Before: the stamp held the weights' folder, so the tests (importing the source tree) and the
-    CLIs they start (the installed package) rebuilt the entry in turn, in place, under each other's
-    loads: 'corrupt or truncated safetensors file' (CI, 2026-12-07)."""
+    """Before: the stamp held the weights' folder, and the entry was rebuilt in turn under loads.
+
+    The tests import the source tree, the CLIs they start the installed package: each rebuilt the
+    entry in place under the other's loads ('corrupt or truncated safetensors file', CI, 2026-12-07).
+    """
     from robo_reward_ros.models.loading import bundled_demo
     monkeypatch.setenv("ROBO_REWARD_CACHE", str(tmp_path / "cache"))
     builds = []
