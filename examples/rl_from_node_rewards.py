@@ -317,7 +317,6 @@ def run_arm(name: str, seed: int, out: str, args) -> dict:
     finally:
         arm.close()
     result["final_success"] = final_success(np.array(result["policy"]), seed)
-    result["reward_mode"] = args.reward_mode if name != "env" else None
     result["settings"] = arm_settings(name, args)
     if arm.operator is not None:
         result["operator_counts"] = arm.operator.counts
