@@ -94,8 +94,6 @@ def test_a_loop_run_without_finetuning_is_titled_as_such_and_its_settings_printe
 CHECK = os.path.join(os.path.dirname(EXAMPLE), "reward_check.py")
 
 
-@pytest.mark.skipif(sys.version_info < (3, 11), reason="on Python 3.10 the check segfaulted loading the model "
-                    "(importing triton) after MuJoCo's EGL rendering (fresh clone, 2026-12-07); not yet fixed")
 def test_the_reward_check_scores_the_candidates_through_the_node_loop_and_counts_them(tmp_path):
     figures = tmp_path / "check.json"
     done = subprocess.run([sys.executable, CHECK, "--candidates", "8", "--json", str(figures)],

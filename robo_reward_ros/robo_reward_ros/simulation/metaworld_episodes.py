@@ -82,6 +82,26 @@ def _offscreen_gl() -> None:
 _offscreen_gl()
 
 
+@functools.lru_cache(maxsize=None)
+def _load_triton_before_mesa() -> None:
+    """Load Triton's native library before Mesa's software GL, when both will be in the process.
+
+    Mesa's llvmpipe (EGL, OSMesa) brings the system's LLVM; Triton's library carries its own.
+    Loaded after a software GL context exists, Triton's segfaults (CUDA builds of torch import it
+    when transformers loads a model: a process that renders, then scores or trains, died so on
+    Python 3.10 with torch 2.13+cu130). Loaded first, both work. CPU-only torch has no Triton.
+    """
+    if os.environ.get("MUJOCO_GL") not in ("egl", "osmesa"):
+        return
+    import importlib.util
+    if importlib.util.find_spec("triton") is None:
+        return
+    try:
+        import triton._C.libtriton  # noqa: F401
+    except ImportError:
+        pass  # torch then finds no working Triton either, and does without
+
+
 # Experts whose class name does not follow the task's name.
 POLICY_NAMES = {"peg-insert-side-v3": "SawyerPegInsertionSideV3Policy"}
 
@@ -122,6 +142,7 @@ def make_env(env_name: str, seed: int):
 class CornerCamera:
     def __init__(self, env, size: int) -> None:
         import mujoco
+        _load_triton_before_mesa()
         self._renderer = mujoco.Renderer(env.model, size, size)
         # No shadows or reflections: several times faster in software GL, same scene.
         self._renderer.scene.flags[mujoco.mjtRndFlag.mjRND_SHADOW] = 0
