@@ -45,6 +45,7 @@ import time
 from typing import Callable, Dict, List, Optional
 
 import numpy as np
+from robo_reward_ros.simulation.metaworld_episodes import offset_policy_action as policy_action
 
 TASK = "drawer-close-v3"
 INSTRUCTION = "close the drawer"
@@ -61,12 +62,6 @@ LOOP_PARAMETERS = ["operator.confirm_decisions:=true", "operator.confirm_timeout
                    "operator.confirm_timeout_action:=apply"]
 OPERATOR = "scripted-operator"
 DEMO_SEEDS_FROM = 100  # demonstrations' scenes: MT1 seeds no arm trains or is judged on
-
-
-def policy_action(theta: np.ndarray, obs: np.ndarray) -> np.ndarray:
-    weights, bias = theta[:9].reshape(3, 3), theta[9:]
-    move = np.clip(weights @ (obs[4:7] - obs[:3]) * 10.0 + bias, -1.0, 1.0)
-    return np.concatenate([move, [0.0]])
 
 
 @dataclasses.dataclass

@@ -64,3 +64,37 @@ def test_a_truncation_cut_from_the_expert_equals_the_rendered_truncation():
             assert np.array_equal(a.rgb, b.rgb)
         assert cut.truth == rendered.truth[:len(cut.truth)]
     assert [f.stamp for f in rendered.frames][:3] == [0.0, 0.2, 0.4]
+
+
+def test_drawer_close_frames_are_labelled_with_the_drawer_s_travel_before_the_success_step():
+    """As reward / 10 the expert's frames were labelled <= 0.05 until success: a model learned the arm (issue 33)."""
+    pytest.importorskip("metaworld", reason="metaworld is not installed")
+    import numpy as np
+    from robo_reward_ros.simulation.metaworld_episodes import Scenario, generate_episode, travel_progress
+    episode = generate_episode(Scenario("drawer_close_expert", "drawer-close-v3", "close the drawer", "expert",
+                                        seed=1), 100, 32, frame_every=2)
+    progress = np.array([row.progress for row in episode.truth])
+    first = next(i for i, row in enumerate(episode.truth) if row.success)
+    assert progress[0] == 0.0
+    assert progress[first] == 1.0 and progress[first - 1] < 1.0
+    before = progress[:first]
+    assert np.all(np.diff(before[before > 0]) >= -0.02)  # the drawer moves one way
+    assert ((before > 0.2) & (before < 0.9)).sum() >= 3  # in between, frames say how far it has come
+    assert travel_progress(0.17, 0.17, 0.065) == 0.0 and travel_progress(0.17, 0.04, 0.065) == 1.0
+    assert travel_progress(0.05, 0.06, 0.065) == 1.0  # started inside the success distance
+
+
+def test_a_wandering_arm_s_episode_takes_its_outcome_from_the_rendered_truth():
+    """Untrained agent motions as training data: whatever the draw does, the label is what happened."""
+    pytest.importorskip("metaworld", reason="metaworld is not installed")
+    from robo_reward_ros.simulation.metaworld_episodes import Scenario, generate_episode, wander_theta
+    # At seed 11 draw 0 pushes the drawer shut; draw 2 never closes it (rendered 2026-12-07).
+    closed, missed = (generate_episode(Scenario(f"wander{d}", "drawer-close-v3", "close the drawer", "wander",
+                                                seed=11, onset=d), 50, 32, frame_every=2) for d in (0, 2))
+    assert closed.outcome == "success" and closed.failure_kind == ""
+    assert closed.truth[-1].progress == 1.0
+    assert missed.outcome == "failure" and missed.failure_kind == "wander"
+    assert max(row.progress for row in missed.truth) < 1.0
+    same = Scenario("a", "drawer-close-v3", "close the drawer", "wander", seed=11, onset=2)
+    assert (wander_theta(same) == wander_theta(Scenario("b", "reach-v3", "", "wander", seed=11, onset=2))).all()
+    assert (wander_theta(same) != wander_theta(Scenario("c", "reach-v3", "", "wander", seed=11, onset=0))).any()

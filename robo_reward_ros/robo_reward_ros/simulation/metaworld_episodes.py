@@ -42,9 +42,9 @@ class Scenario:
     name: str
     env: str
     instruction: str
-    mode: str  # expert | truncated | noise | freeze | drop | two_stage
+    mode: str  # expert | truncated | noise | freeze | drop | two_stage | wander
     seed: int = 0
-    onset: int = 0  # freeze / drop: first faulty step
+    onset: int = 0  # freeze / drop: first faulty step; wander: which draw of the arm's motion
     fraction: float = 0.7  # truncated: fraction of the expert's first-success step kept
     noise_sigma: float = 1.0
     second_instruction: str = ""  # two_stage
@@ -102,6 +102,14 @@ def _load_triton_before_mesa() -> None:
         pass  # torch then finds no working Triton either, and does without
 
 
+# Tasks whose shaped reward stays near 0 until the success step (drawer-close's multiplies in a
+# grip the expert never closes; push-back's a grasp it never makes): their frames are labelled
+# with the object's travel toward its target instead, from where it starts (0) to the distance at
+# which Meta-World's evaluate_state calls success (1). As reward / 10, the expert's drawer-close
+# frames were labelled <= 0.05 up to the success step, and the demo model learned to read the arm
+# instead of the drawer (docs/rl-example.md).
+TRAVEL_LABEL_SUCCESS_DISTANCE = {"drawer-close-v3": 0.05 + 0.015, "push-back-v3": 0.07}
+
 # Experts whose class name does not follow the task's name.
 POLICY_NAMES = {"peg-insert-side-v3": "SawyerPegInsertionSideV3Policy"}
 
@@ -158,6 +166,23 @@ class CornerCamera:
         self._renderer.close()
 
 
+def offset_policy_action(theta: np.ndarray, obs: np.ndarray) -> np.ndarray:
+    """Move the hand by a fixed linear map of its offset to the object, gripper still.
+
+    The RL example's policy class (examples/rl_from_node_rewards.py): its untrained candidates
+    sweep the arm about the object and now and then push it where the task wants it, the
+    agent's own kind of failures and near-misses that experts never show a reward model.
+    """
+    weights, bias = theta[:9].reshape(3, 3), theta[9:]
+    move = np.clip(weights @ (obs[4:7] - obs[:3]) * 10.0 + bias, -1.0, 1.0)
+    return np.concatenate([move, [0.0]])
+
+
+def wander_theta(scenario: Scenario) -> np.ndarray:
+    """Draw the policy parameters of a wander scenario: its ``onset``-th draw at its seed, N(0, 0.5^2) as CEM starts."""
+    return 0.5 * np.random.default_rng([scenario.seed, scenario.onset]).standard_normal(12)
+
+
 def expert_success_step(scenario: Scenario, steps: int) -> Optional[int]:
     """Return the first step at which the unchanged expert succeeds in this scenario's scene (None: never).
 
@@ -198,15 +223,18 @@ def generate_episode(scenario: Scenario, steps: int = 100, size: int = 224,
     close_policy = expert_policy("drawer-close-v3") if scenario.mode == "two_stage" else None
     camera = CornerCamera(env, size)
     rng = np.random.default_rng(scenario.seed)
+    theta = wander_theta(scenario) if scenario.mode == "wander" else None
     frames: List[Frame] = []
     truth: List[FrameTruth] = []
     stage, held_grip = 0, 0.0
+    start_distance: Optional[float] = None
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # the policies warn about clipped gains
             for step in range(length):
                 active = close_policy if stage == 1 else policy
-                action = np.asarray(active.get_action(obs), dtype=float)
+                action = (offset_policy_action(theta, obs) if theta is not None
+                          else np.asarray(active.get_action(obs), dtype=float))
                 if scenario.mode == "freeze" and step >= scenario.onset:
                     held_grip = action[3] if step == scenario.onset else held_grip
                     action = np.array([0.0, 0.0, 0.0, held_grip])  # arm still, grip kept
@@ -215,7 +243,11 @@ def generate_episode(scenario: Scenario, steps: int = 100, size: int = 224,
                 elif scenario.mode == "noise":
                     action = np.clip(action + rng.normal(0.0, scenario.noise_sigma, 4), -1, 1)
                 obs, reward, _, _, info = env.step(action)
-                if stage == 0:
+                if stage == 0 and scenario.env in TRAVEL_LABEL_SUCCESS_DISTANCE:
+                    start_distance = info["obj_to_target"] if start_distance is None else start_distance
+                    row = FrameTruth(0, bool(info["success"]), travel_progress(
+                        start_distance, info["obj_to_target"], TRAVEL_LABEL_SUCCESS_DISTANCE[scenario.env]))
+                elif stage == 0:
                     row = FrameTruth(0, bool(info["success"]), _clip(reward / 10.0))
                 else:
                     row = _closing_truth(env, obs)
@@ -252,6 +284,14 @@ def _closing_truth(env, obs) -> FrameTruth:
                       _clip(1.0 - distance / env.maxDist))
 
 
+def travel_progress(start: float, distance: float, success_distance: float) -> float:
+    """Return the share of the way from ``start`` to ``success_distance`` the object has come, in [0, 1]."""
+    span = start - success_distance
+    if span <= 0:  # it started where success is
+        return 1.0
+    return _clip((start - distance) / span)
+
+
 def _clip(value: float) -> float:
     return float(min(1.0, max(0.0, value)))
 
@@ -263,10 +303,13 @@ def _label(scenario: Scenario, frames: List[Frame], truth: List[FrameTruth],
     expected = {"expert": "success", "two_stage": "success", "truncated": "partial"}.get(
         scenario.mode, "failure")
     outcome = "success" if done else ("partial" if scenario.mode == "truncated" else "failure")
+    if scenario.mode == "wander":
+        expected = outcome  # a wandering arm may or may not do the task: the rendered truth says which
     if outcome != expected:
         raise RuntimeError(f"{scenario.name}: expected {expected}, the rendered truth says "
                            f"{outcome}; change the scenario's seed or onset")
-    kind = {"noise": "noise", "freeze": "stall", "drop": "drop"}.get(scenario.mode, "")
+    kind = {"noise": "noise", "freeze": "stall", "drop": "drop", "wander": "wander"}.get(scenario.mode, "")
+    kind = kind if outcome == "failure" else ""
     failure_step = (scenario.onset if scenario.mode in ("freeze", "drop") else 0) if kind else None
     instructions = [scenario.instruction] + ([scenario.second_instruction] if stages == 2 else [])
     return Episode(
