@@ -8,7 +8,8 @@ Three arms, the same agent, seeds and budget; success is Meta-World's own ``info
 which no arm trains on:
 
 - ``env``:  the environment's shaped reward (the ceiling);
-- ``node``: the reward node's reward (``RewardNodeEnv``), the demo model fixed;
+- ``node``: the reward node's reward (``RewardNodeEnv``), the model fixed (the demo model, or
+  ``--model DIR``: a checkpoint of your own, the loop's fine-tunes start from it too);
 - ``loop``: the node's reward with the operator loop. The node runs in confirmation mode; on one
   episode in ``--watch-every`` a scripted operator (Meta-World's success flag standing in for a
   person) confirms or vetoes the node's pending success, says success when it sees one the node
@@ -61,6 +62,7 @@ NODE_PARAMETERS = ['model.preset:=""', "model.backend:=robometer", "model.device
 LOOP_PARAMETERS = ["operator.confirm_decisions:=true", "operator.confirm_timeout_sec:=0.3",
                    "operator.confirm_timeout_action:=apply"]
 OPERATOR = "scripted-operator"
+DEMO_MODEL = "the demo model"  # --model's default, as results name it
 DEMO_SEEDS_FROM = 100  # demonstrations' scenes: MT1 seeds no arm trains or is judged on
 
 
@@ -173,13 +175,14 @@ def final_success(theta: np.ndarray, seed: int) -> float:
     return float(np.mean(successes))
 
 
-def start_node(out: str, loop: bool, reward_mode: str):
+def start_node(out: str, loop: bool, reward_mode: str, model: str = ""):
     from ament_index_python.packages import get_package_prefix
     from robo_reward_ros.client import RewardClient
     from robo_reward_ros.models.loading.bundled_demo import TRAINED_MODEL_DIR
+    model = model or TRAINED_MODEL_DIR
     executable = os.path.join(get_package_prefix("robo_reward_ros"), "lib", "robo_reward_ros", "reward_node")
     logs = os.path.join(out, "episode-logs") if loop else ""
-    parameters = NODE_PARAMETERS + [f"model.id:={TRAINED_MODEL_DIR}", f'episode_log.directory:="{logs}"',
+    parameters = NODE_PARAMETERS + [f"model.id:={model}", f'episode_log.directory:="{logs}"',
                                     f"reward.mode:={reward_mode}"]
     parameters += LOOP_PARAMETERS if loop else []
     # A namespace of this run's own: two runs on one machine (one per arm or seed) would otherwise
@@ -192,7 +195,7 @@ def start_node(out: str, loop: bool, reward_mode: str):
     if not client.wait_for_node(300.0):
         process.terminate()
         raise RuntimeError(f"the reward node did not come up: see {out}/node.log")
-    return process, client, TRAINED_MODEL_DIR
+    return process, client, model
 
 
 def demonstrations(out: str, count: int) -> str:
@@ -213,7 +216,8 @@ def make_arm(name: str, seed: int, out: str, args) -> Arm:
     from robo_reward_ros.client.gym_env import RewardNodeEnv
     from robo_reward_ros.recordings.camera_recorder import CameraRecorder
     demos = demonstrations(os.path.dirname(os.path.dirname(out)), args.demos) if name == "loop" else ""
-    process, client, model = start_node(out, loop=name == "loop", reward_mode=args.reward_mode)
+    process, client, model = start_node(out, loop=name == "loop", reward_mode=args.reward_mode,
+                                        model=args.model)
     camera = CornerCamera(env, 224)
     arm = Arm(name, None, client, process)
     recording = {"recorder": None, "round": 0, "model": model}
@@ -262,7 +266,8 @@ def arm_settings(name: str, args) -> Dict[str, object]:
     """What shapes an arm's result beside the seed: a table compares runs of one configuration."""
     if name == "env":
         return {}
-    settings: Dict[str, object] = {"reward_mode": args.reward_mode}
+    settings: Dict[str, object] = {"reward_mode": args.reward_mode,
+                                   "model": os.path.abspath(args.model) if args.model else DEMO_MODEL}
     if name == "loop":
         settings.update(watch_every=args.watch_every, demos=args.demos, finetune_mode=args.finetune_mode,
                         finetune_steps=args.finetune_steps,
@@ -273,9 +278,11 @@ def arm_settings(name: str, args) -> Dict[str, object]:
 
 def stored_settings(result: dict, name: str) -> Dict[str, object]:
     """A stored run's settings; a run from before they were kept gives its reward mode only."""
-    if "settings" in result:
-        return result["settings"]
-    return {} if name == "env" else {"reward_mode": result.get("reward_mode", "delta")}
+    settings = dict(result["settings"]) if "settings" in result else (
+        {} if name == "env" else {"reward_mode": result.get("reward_mode", "delta")})
+    if name != "env":
+        settings.setdefault("model", DEMO_MODEL)  # runs from before --model used the demo model
+    return settings
 
 
 def arm_settings_of(runs: Dict[int, dict], name: str) -> Dict[str, object]:
@@ -291,12 +298,13 @@ def arm_title(name: str, settings: Dict[str, object]) -> str:
 
 
 def settings_text(name: str, settings: Dict[str, object]) -> str:
+    model = "" if settings.get("model", DEMO_MODEL) == DEMO_MODEL else f"model {settings['model']}; "
     if name != "loop" or "watch_every" not in settings:  # a loop run from before its settings were kept
-        return f"{name}: reward mode {settings['reward_mode']}" if settings else ""
+        return f"{name}: {model}reward mode {settings['reward_mode']}" if settings else ""
     tuning = ("the model fixed (no fine-tuning)" if settings["finetune_every"] is None else
               f"fine-tuning every {settings['finetune_every']} episodes, {settings['finetune_steps']} steps "
               f"({settings['finetune_mode']}), with {settings['demos']} demonstrations")
-    return (f"loop: reward mode {settings['reward_mode']}; the operator watches 1 episode in "
+    return (f"loop: {model}reward mode {settings['reward_mode']}; the operator watches 1 episode in "
             f"{settings['watch_every']}; {tuning}")
 
 
@@ -398,6 +406,8 @@ def main(argv=None) -> int:
     parser.add_argument("--finetune-steps", type=int, default=60, help="loop: training steps per fine-tune")
     parser.add_argument("--finetune-mode", choices=("heads", "full"), default="full")
     parser.add_argument("--demos", type=int, default=4, help="loop: expert demonstrations to fine-tune with")
+    parser.add_argument("--model", default="",
+                        help="node and loop arms: the reward model's checkpoint directory (default: the demo model)")
     parser.add_argument("--reward-mode", choices=("delta", "progress", "potential"), default="delta",
                         help="node arms: the node's dense reward (reward.mode); a separate --out per mode")
     parser.add_argument("--out", default=os.path.expanduser("~/.cache/robo_reward_ros/rl-example"))
@@ -407,6 +417,8 @@ def main(argv=None) -> int:
     unknown = sorted(set(arms) - set(ARMS))
     if unknown or args.episodes % POPULATION or args.episodes <= 0:
         parser.error(f"unknown arm(s) {unknown}" if unknown else f"--episodes: a positive multiple of {POPULATION}")
+    if args.model and not os.path.isdir(args.model):
+        parser.error(f"--model: no such checkpoint directory: {args.model}")
     os.environ.setdefault("MUJOCO_GL", "egl")
     os.makedirs(args.out, exist_ok=True)
     for name in arms:

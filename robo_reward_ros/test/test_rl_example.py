@@ -91,6 +91,22 @@ def test_a_loop_run_without_finetuning_is_titled_as_such_and_its_settings_printe
     assert note in done.stdout and note in (tmp_path / "table.md").read_text()
 
 
+def test_a_stored_run_of_another_model_is_refused_and_the_model_named_in_its_settings(tmp_path):
+    own = tmp_path / "my-model"
+    own.mkdir()
+    stored_loop_run(tmp_path / "loop" / "seed-0", dict(LOOP_SETTINGS, model=str(own)))
+    done = run("--arms", "loop", "--seeds", "1", "--watch-every", "2", "--finetune-every", "96",
+               "--out", str(tmp_path))  # the demo model
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert f"was run with --model {own}: one table holds one configuration" in done.stderr
+    done = run("--arms", "loop", "--seeds", "1", "--watch-every", "2", "--finetune-every", "96",
+               "--model", str(own), "--out", str(tmp_path))
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert f"loop: model {own}; reward mode delta; the operator watches 1 episode in 2" in done.stdout
+    done = run("--model", str(tmp_path / "none"), "--out", str(tmp_path))
+    assert done.returncode == 2 and "--model: no such checkpoint directory" in done.stderr, done.stderr
+
+
 CHECK = os.path.join(os.path.dirname(EXAMPLE), "reward_check.py")
 
 
