@@ -126,3 +126,13 @@ def test_a_rebuild_replaces_files_so_a_loader_reading_the_old_ones_still_reads_t
     after = hashlib.sha256(open(os.path.join(entry, shard), "rb").read()).hexdigest()
     assert after == hashlib.sha256(open(os.path.join(weights, shard), "rb").read()).hexdigest() != before
     assert not [n for n in os.listdir(entry) if n.endswith(".tmp")]
+
+
+def test_the_training_report_replays_with_the_demo_s_scoring_rules_which_the_replay_accepts():
+    """The report's replays failed: the demo's operator settings went in as 'operator.confirm_decisions=1'."""
+    from robo_reward_ros.replay.offline_replay import node_parameter_values, parse_param
+    from robo_reward_ros.training.demo_model import NODE_PARAMS
+    assert sorted(p.split("=")[0] for p in NODE_PARAMS) == [
+        "failure.low_progress_grace_sec", "failure.stall_window_sec", "inference.rate_hz"]
+    values = node_parameter_values("", overrides=dict(parse_param(p) for p in NODE_PARAMS))
+    assert values["failure.stall_window_sec"] == 4.0 and values["operator.confirm_decisions"] is False

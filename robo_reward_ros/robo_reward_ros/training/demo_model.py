@@ -32,8 +32,11 @@ from robo_reward_ros.simulation.demo_assets import DEMO_PARAMETERS
 TRAIN_SEEDS = 2
 FRAME_EVERY = 2
 BASE_MODEL_ID = "Qwen/Qwen3-VL-4B-Instruct"
-# The demo's rules for 10-second clips, for the per-epoch eval and the report's replays too.
-NODE_PARAMS = [f"{name}={value:g}" for name, value in DEMO_PARAMETERS.items()]
+# The demo's rules for 10-second clips, for the per-epoch eval and the report's replays too; not
+# its operator settings: a replay has no person to confirm a decision, and a confirmed decision
+# would wait for the timeout (they once went in as "operator.confirm_decisions=1", which the
+# replay refuses: the report failed).
+NODE_PARAMS = [f"{name}={value:g}" for name, value in DEMO_PARAMETERS.items() if not name.startswith("operator.")]
 
 
 def recipe(steps: int, epochs: int = 4) -> Dict[str, object]:
