@@ -63,6 +63,7 @@ LOOP_PARAMETERS = ["operator.confirm_decisions:=true", "operator.confirm_timeout
                    "operator.confirm_timeout_action:=apply"]
 OPERATOR = "scripted-operator"
 DEMO_MODEL = "the demo model"  # --model's default, as results name it
+DRAWER_MODEL = "drawer"  # --model drawer: training/drawer_model.py's model, trained on first use
 DEMO_SEEDS_FROM = 100  # demonstrations' scenes: MT1 seeds no arm trains or is judged on
 
 
@@ -217,7 +218,7 @@ def make_arm(name: str, seed: int, out: str, args) -> Arm:
     from robo_reward_ros.recordings.camera_recorder import CameraRecorder
     demos = demonstrations(os.path.dirname(os.path.dirname(out)), args.demos) if name == "loop" else ""
     process, client, model = start_node(out, loop=name == "loop", reward_mode=args.reward_mode,
-                                        model=args.model)
+                                        model=model_path(args.model))
     camera = CornerCamera(env, 224)
     arm = Arm(name, None, client, process)
     recording = {"recorder": None, "round": 0, "model": model}
@@ -267,7 +268,7 @@ def arm_settings(name: str, args) -> Dict[str, object]:
     if name == "env":
         return {}
     settings: Dict[str, object] = {"reward_mode": args.reward_mode,
-                                   "model": os.path.abspath(args.model) if args.model else DEMO_MODEL}
+                                   "model": model_name(args.model)}
     if name == "loop":
         settings.update(watch_every=args.watch_every, demos=args.demos, finetune_mode=args.finetune_mode,
                         finetune_steps=args.finetune_steps,
@@ -306,6 +307,21 @@ def settings_text(name: str, settings: Dict[str, object]) -> str:
               f"({settings['finetune_mode']}), with {settings['demos']} demonstrations")
     return (f"loop: {model}reward mode {settings['reward_mode']}; the operator watches 1 episode in "
             f"{settings['watch_every']}; {tuning}")
+
+
+def model_path(model: str) -> str:
+    """Return the checkpoint directory ``--model`` names ("": the demo model, filled in by start_node)."""
+    if model == DRAWER_MODEL:
+        from robo_reward_ros.training import drawer_model
+        return drawer_model.final_model(drawer_model.default_work())
+    return model
+
+
+def model_name(model: str) -> str:
+    """Return how results name ``--model``: a path, or the demo or drawer model by name."""
+    if model == DRAWER_MODEL:
+        return "the drawer-close model (training/drawer_model.py)"
+    return os.path.abspath(model) if model else DEMO_MODEL
 
 
 def run_arm(name: str, seed: int, out: str, args) -> dict:
@@ -407,7 +423,9 @@ def main(argv=None) -> int:
     parser.add_argument("--finetune-mode", choices=("heads", "full"), default="full")
     parser.add_argument("--demos", type=int, default=4, help="loop: expert demonstrations to fine-tune with")
     parser.add_argument("--model", default="",
-                        help="node and loop arms: the reward model's checkpoint directory (default: the demo model)")
+                        help="node and loop arms: the reward model's checkpoint directory, or 'drawer': the "
+                        "drawer-close model of training/drawer_model.py, trained on first use "
+                        "(default: the demo model)")
     parser.add_argument("--reward-mode", choices=("delta", "progress", "potential"), default="delta",
                         help="node arms: the node's dense reward (reward.mode); a separate --out per mode")
     parser.add_argument("--out", default=os.path.expanduser("~/.cache/robo_reward_ros/rl-example"))
@@ -417,8 +435,14 @@ def main(argv=None) -> int:
     unknown = sorted(set(arms) - set(ARMS))
     if unknown or args.episodes % POPULATION or args.episodes <= 0:
         parser.error(f"unknown arm(s) {unknown}" if unknown else f"--episodes: a positive multiple of {POPULATION}")
-    if args.model and not os.path.isdir(args.model):
+    if args.model and args.model != DRAWER_MODEL and not os.path.isdir(args.model):
         parser.error(f"--model: no such checkpoint directory: {args.model}")
+    if args.model == DRAWER_MODEL and not os.path.isfile(os.path.join(model_path(args.model), "config.yaml")) \
+            and {"node", "loop"} & set(arms):
+        from robo_reward_ros.training import drawer_model
+        print(f"training the drawer-close model in {drawer_model.default_work()} (once; about 35 min on 2 "
+              "cores): python -m robo_reward_ros.training.drawer_model", flush=True)
+        drawer_model.train(drawer_model.default_work(), drawer_model.default_base())
     os.environ.setdefault("MUJOCO_GL", "egl")
     os.makedirs(args.out, exist_ok=True)
     for name in arms:

@@ -21,8 +21,9 @@ pytest.importorskip("metaworld", reason="metaworld is not installed")
 EXAMPLE = os.path.join(os.path.dirname(__file__), "..", "..", "examples", "rl_from_node_rewards.py")
 
 
-def run(*args):
-    return subprocess.run([sys.executable, EXAMPLE, *args], capture_output=True, text=True, timeout=600)
+def run(*args, env=None):
+    return subprocess.run([sys.executable, EXAMPLE, *args], capture_output=True, text=True, timeout=600,
+                          env=None if env is None else {**os.environ, **env})
 
 
 def test_the_environment_arm_trains_judges_and_prints_the_table(tmp_path):
@@ -105,6 +106,22 @@ def test_a_stored_run_of_another_model_is_refused_and_the_model_named_in_its_set
     assert f"loop: model {own}; reward mode delta; the operator watches 1 episode in 2" in done.stdout
     done = run("--model", str(tmp_path / "none"), "--out", str(tmp_path))
     assert done.returncode == 2 and "--model: no such checkpoint directory" in done.stderr, done.stderr
+
+
+def test_model_drawer_names_the_drawer_close_model_and_trains_it_only_for_an_arm_that_uses_it(tmp_path):
+    cache = tmp_path / "cache"
+    done = run("--arms", "env", "--seeds", "1", "--episodes", "8", "--model", "drawer", "--out", str(tmp_path / "env"),
+               env={"ROBO_REWARD_CACHE": str(cache)})
+    assert done.returncode == 0 and "training the drawer-close model" not in done.stdout, done.stdout + done.stderr
+    (cache / "drawer-model" / "stage-2").mkdir(parents=True)
+    (cache / "drawer-model" / "stage-2" / "config.yaml").write_text("{}\n")  # trained: the run is stored anyway
+    drawer = "the drawer-close model (training/drawer_model.py)"
+    stored_loop_run(tmp_path / "loop" / "seed-0", dict(LOOP_SETTINGS, model=drawer))
+    done = run("--arms", "loop", "--seeds", "1", "--watch-every", "2", "--finetune-every", "96",
+               "--model", "drawer", "--out", str(tmp_path), env={"ROBO_REWARD_CACHE": str(cache)})
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "already in" in done.stdout and "training the drawer-close model" not in done.stdout
+    assert f"loop: model {drawer}; reward mode delta" in done.stdout
 
 
 CHECK = os.path.join(os.path.dirname(EXAMPLE), "reward_check.py")

@@ -75,19 +75,33 @@ def train(work: str, base: str, log=print) -> str:
     stages = [([tasks] + first_stage_wander(bags["wander"]), "0"), ([tasks, os.path.join(work, "bags", "wander")], "1")]
     model = base
     for index, (episodes, seed) in enumerate(stages, 1):
-        out = os.path.join(work, f"stage-{index}")
+        out = os.path.join(work, f"stage-{index}") if index < len(stages) else final_model(work)
         if finetune(["--model", model, "--episodes", *episodes, "--out", out, *STAGE_ARGS, "--seed", seed]) != 0:
             raise SystemExit(f"stage {index} failed")
         model = out
-    return model
+    return final_model(work)
+
+
+def default_work() -> str:
+    from robo_reward_ros.models.loading.bundled_demo import cache_dir
+    return os.path.join(cache_dir(), "drawer-model")
+
+
+def default_base() -> str:
+    from robo_reward_ros.models.loading.bundled_demo import TRAINED_MODEL_DIR
+    return TRAINED_MODEL_DIR
+
+
+def final_model(work: str) -> str:
+    """Return where ``train`` leaves the model: its last stage."""
+    return os.path.join(work, "stage-2")
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    from robo_reward_ros.models.loading.bundled_demo import TRAINED_MODEL_DIR, cache_dir
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--work", default=os.path.join(cache_dir(), "drawer-model"),
+    parser.add_argument("--work", default=default_work(),
                         help="bags and both stages go here; the model is WORK/stage-2")
-    parser.add_argument("--base", default=TRAINED_MODEL_DIR, help="the checkpoint to start from (the demo model)")
+    parser.add_argument("--base", default=default_base(), help="the checkpoint to start from (the demo model)")
     args = parser.parse_args(argv)
     print(f"drawer-close model: {train(args.work, args.base)}")
     return 0
