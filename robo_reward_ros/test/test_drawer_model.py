@@ -15,9 +15,16 @@ def test_the_wander_scenes_are_apart_from_the_example_s_and_the_first_stage_take
     assert {int(p.rsplit("_s", 1)[1]) for p in first} == set(range(10, 18))
 
 
-def test_each_stage_s_settings_are_ones_robo_reward_finetune_accepts():
-    from robo_reward_ros.cli.finetune import build_parser
-    from robo_reward_ros.training.drawer_model import STAGE_ARGS
-    args = build_parser().parse_args(["--model", "m", "--episodes", "e", "--out", "o", *STAGE_ARGS])
-    assert (args.mode, args.epochs, args.steps_per_epoch, args.batch_size, args.lr) == ("full", 2, 300, 8, 1e-3)
-    assert (args.counterfactual_fraction, args.preference_fraction, args.frame_stride) == (0.1, 0.1, 1)
+def test_each_stage_is_what_its_robo_reward_finetune_command_would_run():
+    """The stages were first run as these commands; the module must train exactly the same."""
+    import dataclasses
+    from robo_reward_ros.cli.finetune import build_parser, config_from_args
+    from robo_reward_ros.training.drawer_model import stage_config
+    command = ["--model", "base", "--episodes", "train", "wander/a", "--out", "stage-1", "--seed", "0",
+               "--mode", "full", "--epochs", "2", "--steps-per-epoch", "300", "--batch-size", "8", "--lr", "1e-3",
+               "--frame-stride", "1", "--counterfactual-fraction", "0.1", "--preference-fraction", "0.1"]
+
+    def settings(config):  # an empty tuple and an empty list mean the same here
+        return {k: list(v) if isinstance(v, (list, tuple)) else v for k, v in dataclasses.asdict(config).items()}
+    assert settings(stage_config("base", ["train", "wander/a"], "stage-1", 0)) == \
+        settings(config_from_args(build_parser().parse_args(command)))

@@ -90,14 +90,10 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
-    args = build_parser().parse_args(argv)
-    if args.quiet:
-        no_progress_bars()
-    from robo_reward_ros.models.loading.checkpoint_layout import CheckpointError
-    from robo_reward_ros.training.episodes import UnusableEpisodeError
-    from robo_reward_ros.training.finetune import FinetuneConfig, finetune
-    config = FinetuneConfig(
+def config_from_args(args: argparse.Namespace):
+    """Return the FinetuneConfig the parsed flags describe."""
+    from robo_reward_ros.training.finetune import FinetuneConfig
+    return FinetuneConfig(
         model=args.model, episodes=args.episodes, out=args.out, eval_episodes=args.eval_episodes,
         val_fraction=args.val_fraction, mode=args.mode, epochs=args.epochs,
         steps_per_epoch=args.steps_per_epoch, batch_size=args.batch_size, lr=args.lr,
@@ -114,6 +110,16 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         resume=not args.no_resume, progress_bar=not args.quiet, reading=recording_options(args),
         labels=args.labels, episode_logs=args.episode_logs, clip_scores=args.clip_scores,
         trust_model_successes=args.trust_model_successes, keep_intervention_frames=args.keep_intervention_frames)
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    args = build_parser().parse_args(argv)
+    if args.quiet:
+        no_progress_bars()
+    from robo_reward_ros.models.loading.checkpoint_layout import CheckpointError
+    from robo_reward_ros.training.episodes import UnusableEpisodeError
+    from robo_reward_ros.training.finetune import finetune
+    config = config_from_args(args)
     try:
         result = finetune(config)
     except (UnusableEpisodeError, CheckpointError, FileNotFoundError, RuntimeError, ValueError) as exc:

@@ -37,9 +37,11 @@ WANDER_DRAWS = 4
 WANDER_STEPS = 50
 FIRST_STAGE_WANDER_SEEDS = 8
 FRAME_EVERY = 2
-# Each stage: `robo-reward finetune --model BASE --episodes ... --out STAGE` with these.
-STAGE_ARGS = ["--mode", "full", "--epochs", "2", "--steps-per-epoch", "300", "--batch-size", "8", "--lr", "1e-3",
-              "--frame-stride", "1", "--counterfactual-fraction", "0.1", "--preference-fraction", "0.1"]
+# Each stage is `robo-reward finetune --model BASE --episodes ... --out STAGE --seed S --mode full
+# --epochs 2 --steps-per-epoch 300 --batch-size 8 --lr 1e-3 --frame-stride 1
+# --counterfactual-fraction 0.1 --preference-fraction 0.1` (the rest its defaults).
+STAGE_SETTINGS = {"mode": "full", "epochs": 2, "steps_per_epoch": 300, "batch_size": 8, "lr": 1e-3,
+                  "frame_stride": 1, "counterfactual_fraction": 0.1, "preference_fraction": 0.1}
 
 
 def wander_scenarios(seeds: Sequence[int], draws: int = WANDER_DRAWS) -> List:
@@ -67,17 +69,23 @@ def first_stage_wander(paths: Sequence[str]) -> List[str]:
     return sorted(p for p in paths if os.path.basename(p) in names)
 
 
+def stage_config(model: str, episodes: Sequence[str], out: str, seed: int):
+    """Return one stage's finetune settings."""
+    from robo_reward_ros.training.finetune import FinetuneConfig
+    return FinetuneConfig(model=model, episodes=list(episodes), out=out, seed=seed, **STAGE_SETTINGS)
+
+
 def train(work: str, base: str, log=print) -> str:
     """Build the sets, then the two stages from ``base``; return the final checkpoint."""
-    from robo_reward_ros.cli.finetune import main as finetune
+    from robo_reward_ros.training.finetune import finetune
     bags = build_sets(work, log)
     tasks = os.path.join(work, "bags", "train")
-    stages = [([tasks] + first_stage_wander(bags["wander"]), "0"), ([tasks, os.path.join(work, "bags", "wander")], "1")]
+    stages = [([tasks] + first_stage_wander(bags["wander"]), 0), ([tasks, os.path.join(work, "bags", "wander")], 1)]
     model = base
     for index, (episodes, seed) in enumerate(stages, 1):
         out = os.path.join(work, f"stage-{index}") if index < len(stages) else final_model(work)
-        if finetune(["--model", model, "--episodes", *episodes, "--out", out, *STAGE_ARGS, "--seed", seed]) != 0:
-            raise SystemExit(f"stage {index} failed")
+        result = finetune(stage_config(model, episodes, out, seed))
+        log(f"stage {index}: {result['steps']} steps in {result['train_seconds']:.0f} s -> {out}")
         model = out
     return final_model(work)
 
