@@ -83,7 +83,7 @@ def train(work: str, base: str, log=print) -> str:
     stages = [([tasks] + first_stage_wander(bags["wander"]), 0), ([tasks, os.path.join(work, "bags", "wander")], 1)]
     model = base
     for index, (episodes, seed) in enumerate(stages, 1):
-        out = os.path.join(work, f"stage-{index}") if index < len(stages) else final_model(work)
+        out = os.path.join(work, f"stage-{index}")
         result = finetune(stage_config(model, episodes, out, seed))
         log(f"stage {index}: {result['steps']} steps in {result['train_seconds']:.0f} s -> {out}")
         model = out
