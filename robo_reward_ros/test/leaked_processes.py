@@ -21,6 +21,12 @@ from proc_stat import stat_fields
 # of test_rank's Ray workers was still there 5 s after its runtime shut down (1 of 10 repetitions,
 # 2026-12-07). The wait ends as soon as nothing is left, so only a real leak pays it.
 _EXIT_GRACE_SEC = 30.0
+# subprocess.Popen returns once its child's exec has begun (vfork), not once it has ended, and
+# until it ends the child's environment reads empty: a scan just after a test started a process
+# missed it in 10 of 300 tries under three CPU burners (2026-12-07). One scan waits this long in
+# all for such environments to fill; a process exec'd with none at all costs it once.
+_EXEC_WAIT_SEC = 1.0
+_PF_KTHREAD = 0x00200000  # /proc/PID/stat flags: a kernel thread, whose environment is always empty
 
 
 def _session_processes() -> Dict[int, Tuple[int, str]]:
@@ -31,12 +37,12 @@ def _session_processes() -> Dict[int, Tuple[int, str]]:
     domain = f"ROS_DOMAIN_ID={os.environ.get('ROS_DOMAIN_ID', '')}".encode()
     base = f"ROBO_REWARD_TEST_DOMAIN_BASE={os.environ.get('ROBO_REWARD_TEST_DOMAIN_BASE', '')}".encode()
     found = {}
+    exec_deadline = time.monotonic() + _EXEC_WAIT_SEC
     for entry in os.listdir("/proc"):
         if not entry.isdigit() or int(entry) == os.getpid():
             continue
         try:
-            with open(f"/proc/{entry}/environ", "rb") as handle:
-                environ = handle.read().split(b"\0")
+            environ = _environment(int(entry), exec_deadline)
             if domain not in environ or base not in environ:
                 continue
             state, parent = stat_fields(f"/proc/{entry}/stat")[:2]
@@ -48,6 +54,16 @@ def _session_processes() -> Dict[int, Tuple[int, str]]:
         except OSError:  # gone meanwhile, or not ours to read
             continue
     return found
+
+
+def _environment(pid: int, exec_deadline: float) -> List[bytes]:
+    """Return a process's environment, read again while an exec in progress leaves it empty; OSError if gone."""
+    while True:
+        with open(f"/proc/{pid}/environ", "rb") as handle:
+            environ = handle.read()
+        if environ or time.monotonic() > exec_deadline or int(stat_fields(f"/proc/{pid}/stat")[6]) & _PF_KTHREAD:
+            return environ.split(b"\0")
+        time.sleep(0.001)
 
 
 def _left_running(before: Dict[int, Tuple[int, str]]) -> Dict[int, str]:
