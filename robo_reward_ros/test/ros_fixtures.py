@@ -60,10 +60,18 @@ class RosProcess:
         return self.popen.wait(timeout=timeout)
 
     def kill(self) -> None:
-        try:
-            os.killpg(self.popen.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
+        """SIGKILL to the process group, only while its leader is not reaped yet.
+
+        Once the leader is reaped and its group empty, the kernel hands its pid out again
+        (pid_max is 32768 on these machines): it may lead another test's process group by now,
+        and a group kill would end that stranger. What a reaped leader left running in its group
+        the leaked-process check (leaked_processes.py) reports.
+        """
+        if self.popen.returncode is None:  # not reaped: its pid, and so its group id, still ours
+            try:
+                os.killpg(self.popen.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
         self.popen.wait()
 
 
