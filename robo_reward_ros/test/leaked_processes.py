@@ -23,8 +23,9 @@ from proc_stat import stat_fields
 _EXIT_GRACE_SEC = 30.0
 # subprocess.Popen returns once its child's exec has begun (vfork), not once it has ended, and
 # until it ends the child's environment reads empty: a scan just after a test started a process
-# missed it in 10 of 300 tries under three CPU burners (2026-12-07). One scan waits this long in
-# all for such environments to fill; a process exec'd with none at all costs it once.
+# missed it in 6 and 2 of 300 tries under three CPU burners with the page cache dropped every
+# 20 ms (2026-12-07; 0 of 1500 with the burners alone). One scan waits this long in all for such
+# environments to fill; a process exec'd with none at all costs it once.
 _EXEC_WAIT_SEC = 1.0
 _PF_KTHREAD = 0x00200000  # /proc/PID/stat flags: a kernel thread, whose environment is always empty
 
