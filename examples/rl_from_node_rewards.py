@@ -437,9 +437,9 @@ def main(argv=None) -> int:
         parser.error(f"unknown arm(s) {unknown}" if unknown else f"--episodes: a positive multiple of {POPULATION}")
     if args.model and args.model != DRAWER_MODEL and not os.path.isdir(args.model):
         parser.error(f"--model: no such checkpoint directory: {args.model}")
-    if args.model == DRAWER_MODEL and not os.path.isfile(os.path.join(model_path(args.model), "config.yaml")) \
-            and {"node", "loop"} & set(arms):
-        from robo_reward_ros.training import drawer_model
+    from robo_reward_ros.training import drawer_model
+    if args.model == DRAWER_MODEL and {"node", "loop"} & set(arms) and not drawer_model.is_trained(
+            drawer_model.default_work()):
         print(f"training the drawer-close model in {drawer_model.default_work()} (once; about 35 min on 2 "
               "cores): python -m robo_reward_ros.training.drawer_model", flush=True)
         drawer_model.train(drawer_model.default_work(), drawer_model.default_base())

@@ -28,3 +28,18 @@ def test_each_stage_is_what_its_robo_reward_finetune_command_would_run():
         return {k: list(v) if isinstance(v, (list, tuple)) else v for k, v in dataclasses.asdict(config).items()}
     assert settings(stage_config("base", ["train", "wander/a"], "stage-1", 0)) == \
         settings(config_from_args(build_parser().parse_args(command)))
+
+
+def test_the_model_counts_as_trained_only_once_its_last_stage_ran_all_its_steps(tmp_path):
+    """The last stage writes a loadable checkpoint after its first epoch: an interrupted run is not a trained one."""
+    import json
+    from robo_reward_ros.training import drawer_model
+    work = str(tmp_path)
+    assert not drawer_model.is_trained(work)
+    stage = tmp_path / "stage-2"
+    stage.mkdir()
+    (stage / "config.yaml").write_text("model: {}\n")
+    for steps, trained in ((300, False), (600, True)):
+        (stage / "training.json").write_text(json.dumps({"steps": steps}))
+        assert drawer_model.is_trained(work) is trained
+    assert drawer_model.final_model(work) == str(stage)

@@ -114,7 +114,7 @@ def test_model_drawer_names_the_drawer_close_model_and_trains_it_only_for_an_arm
                env={"ROBO_REWARD_CACHE": str(cache)})
     assert done.returncode == 0 and "training the drawer-close model" not in done.stdout, done.stdout + done.stderr
     (cache / "drawer-model" / "stage-2").mkdir(parents=True)
-    (cache / "drawer-model" / "stage-2" / "config.yaml").write_text("{}\n")  # trained: the run is stored anyway
+    (cache / "drawer-model" / "stage-2" / "training.json").write_text('{"steps": 600}\n')  # trained (the run is stored)
     drawer = "the drawer-close model (training/drawer_model.py)"
     stored_loop_run(tmp_path / "loop" / "seed-0", dict(LOOP_SETTINGS, model=drawer))
     done = run("--arms", "loop", "--seeds", "1", "--watch-every", "2", "--finetune-every", "96",

@@ -26,6 +26,7 @@ a demo model: on the held-out seeds of the 8 tasks it is worse than the demo mod
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 from typing import List, Optional, Sequence
@@ -58,9 +59,13 @@ def build_sets(work: str, log=print) -> dict:
                                                         write_scenarios)
     tasks = [s for env in HELDOUT_SEED_TASKS for seed in TASK_SEEDS
              for s in task_scenarios(env, TASK_INSTRUCTIONS[env], seed)]
-    return {"tasks": write_scenarios(tasks, os.path.join(work, "bags", "train"), log=log, frame_every=FRAME_EVERY),
-            "wander": write_scenarios(wander_scenarios(WANDER_SEEDS), os.path.join(work, "bags", "wander"),
+    return {"tasks": write_scenarios(tasks, _bags(work, "train"), log=log, frame_every=FRAME_EVERY),
+            "wander": write_scenarios(wander_scenarios(WANDER_SEEDS), _bags(work, "wander"),
                                       steps=WANDER_STEPS, log=log, frame_every=FRAME_EVERY)}
+
+
+def _bags(work: str, name: str) -> str:
+    return os.path.join(work, "bags", name)
 
 
 def first_stage_wander(paths: Sequence[str]) -> List[str]:
@@ -79,11 +84,11 @@ def train(work: str, base: str, log=print) -> str:
     """Build the sets, then the two stages from ``base``; return the final checkpoint."""
     from robo_reward_ros.training.finetune import finetune
     bags = build_sets(work, log)
-    tasks = os.path.join(work, "bags", "train")
-    stages = [([tasks] + first_stage_wander(bags["wander"]), 0), ([tasks, os.path.join(work, "bags", "wander")], 1)]
+    tasks = _bags(work, "train")
+    stages = [([tasks] + first_stage_wander(bags["wander"]), 0), ([tasks, _bags(work, "wander")], 1)]
     model = base
     for index, (episodes, seed) in enumerate(stages, 1):
-        out = os.path.join(work, f"stage-{index}")
+        out = _stage(work, index)
         result = finetune(stage_config(model, episodes, out, seed))
         log(f"stage {index}: {result['steps']} steps in {result['train_seconds']:.0f} s -> {out}")
         model = out
@@ -100,9 +105,27 @@ def default_base() -> str:
     return TRAINED_MODEL_DIR
 
 
+def _stage(work: str, index: int) -> str:
+    return os.path.join(work, f"stage-{index}")
+
+
 def final_model(work: str) -> str:
     """Return where ``train`` leaves the model: its last stage."""
-    return os.path.join(work, "stage-2")
+    return _stage(work, 2)
+
+
+def is_trained(work: str) -> bool:
+    """Say whether ``train`` has finished in ``work``.
+
+    A stage writes its checkpoint at the end of every epoch, so the last stage's folder holds a
+    loadable model after its first epoch already; its training.json counts the steps run.
+    """
+    try:
+        with open(os.path.join(final_model(work), "training.json"), encoding="utf-8") as handle:
+            steps = json.load(handle)["steps"]
+    except (OSError, ValueError, KeyError):
+        return False
+    return steps == STAGE_SETTINGS["epochs"] * STAGE_SETTINGS["steps_per_epoch"]
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
